@@ -1,0 +1,50 @@
+#pragma once
+// An engine (MXU, and later VPU, DMA, ICI) is an SC_THREAD that walks its instruction stream:
+// wait for the instruction's semaphores, execute it (the subclass advances simulated time),
+// signal. Every instruction leaves a record; statistics and timelines are built from those.
+#include <systemc>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/chip/semaphores.hpp"
+#include "sim/program.hpp"
+
+namespace systolic {
+
+struct InstrRecord {
+  int index = 0;        // position in the stream
+  int layer = -1;
+  uint64_t ready = 0;   // cycle the engine reached it (previous instruction done)
+  uint64_t start = 0;   // cycle its semaphore waits were satisfied
+  uint64_t end = 0;     // cycle it completed
+};
+
+class Engine : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Engine);
+  Engine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
+         SemaphoreBank& semaphores);
+
+  EngineId id() const { return id_; }
+  const std::vector<Instruction>& stream() const { return stream_; }
+  const std::vector<InstrRecord>& records() const { return records_; }
+  bool finished() const { return records_.size() == stream_.size(); }
+  // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".
+  std::string blocked_reason() const;
+
+ protected:
+  // Performs the instruction, advancing simulated time with wait().
+  virtual void execute(const Instruction& instruction) = 0;
+
+ private:
+  void run();
+
+  EngineId id_;
+  std::vector<Instruction> stream_;
+  SemaphoreBank& semaphores_;
+  std::vector<InstrRecord> records_;
+};
+
+}  // namespace systolic

@@ -1,0 +1,71 @@
+#include "models/mxu/mxu_core.hpp"
+
+#include <random>
+
+#include "models/common/numeric.hpp"
+
+namespace systolic {
+namespace {
+
+class FastMxu : public MxuCore {
+ public:
+  FastMxu(ArrayShape shape, Convention convention) : shape_(shape), convention_(convention) {}
+  uint64_t execute(const MatmulOp& op, uint64_t) override {
+    return matmul_cycles(shape_, convention_, {op.m, op.k, op.n});
+  }
+
+ private:
+  ArrayShape shape_;
+  Convention convention_;
+};
+
+class ExactMxu : public MxuCore {
+ public:
+  ExactMxu(ArrayShape shape, Convention convention, GridObserver* observer)
+      : grid_(shape, convention), observer_(observer) {}
+  uint64_t execute(const MatmulOp& op, uint64_t seed) override {
+    // A depends on the layer's seed only, so MXUs sharing a layer by column ranges see one A;
+    // each column share gets its own slice of B.
+    const uint64_t b_seed = seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(op.n_offset + 1));
+    if (op.dtype == DType::int8) {
+      Matrix<int32_t> c(op.m, op.n);
+      return grid_.run(int8_operand(op.m, op.k, seed), int8_operand(op.k, op.n, b_seed), c, observer_);
+    }
+    Matrix<float> c(op.m, op.n);
+    return grid_.run(float_operand(op.m, op.k, op.dtype, seed),
+                     float_operand(op.k, op.n, op.dtype, b_seed), c, observer_);
+  }
+
+ private:
+  PeGrid grid_;
+  GridObserver* observer_;
+};
+
+}  // namespace
+
+std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention) {
+  return std::make_unique<FastMxu>(shape, convention);
+}
+
+std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention,
+                                        GridObserver* observer) {
+  return std::make_unique<ExactMxu>(shape, convention, observer);
+}
+
+Matrix<int8_t> int8_operand(int64_t rows, int64_t cols, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Matrix<int8_t> m(rows, cols);
+  for (auto& v : m.data) v = static_cast<int8_t>(static_cast<int>(rng() & 0xff) - 128);
+  return m;
+}
+
+Matrix<float> float_operand(int64_t rows, int64_t cols, DType dtype, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Matrix<float> m(rows, cols);
+  // Built from raw bits rather than std::uniform_real_distribution, whose output is not
+  // specified exactly by the standard: same seed, same values, on every library.
+  for (auto& v : m.data) v = round_to(dtype, static_cast<float>((rng() >> 11) * 0x1.0p-53 * 4.0 - 2.0));
+  return m;
+}
+
+}  // namespace systolic

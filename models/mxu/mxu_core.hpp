@@ -1,0 +1,31 @@
+#pragma once
+// What one MXU does with a matmul instruction, in plain C++ (no SystemC): either the closed
+// form (`fast`) or the PE grid stepped cycle by cycle on real operands (`exact`). Both return
+// the instruction's duration in cycles; the tests hold them equal.
+#include <cstdint>
+#include <memory>
+
+#include "models/mxu/mxu_timing.hpp"
+#include "models/mxu/pe_grid.hpp"
+#include "sim/program.hpp"
+
+namespace systolic {
+
+class MxuCore {
+ public:
+  virtual ~MxuCore() = default;
+  // `layer_seed` picks the exact model's operand values (workloads carry shapes, not data).
+  virtual uint64_t execute(const MatmulOp& op, uint64_t layer_seed) = 0;
+};
+
+std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention);
+// `observer` (may be null) sees every cycle of the grid; it must outlive the core.
+std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention,
+                                        GridObserver* observer = nullptr);
+
+// The operands the exact model computes on for (op, seed): int8 uniform in [-128, 127];
+// float types uniform in [-2, 2) rounded to the operand format. Exposed for tests and views.
+Matrix<int8_t> int8_operand(int64_t rows, int64_t cols, uint64_t seed);
+Matrix<float> float_operand(int64_t rows, int64_t cols, DType dtype, uint64_t seed);
+
+}  // namespace systolic

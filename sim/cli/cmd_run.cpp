@@ -1,0 +1,58 @@
+// systolic run: simulate a workload on a chip, print the summary, write OUTDIR/report.json.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "sim/cli/commands.hpp"
+#include "sim/compile.hpp"
+#include "sim/config.hpp"
+#include "sim/report.hpp"
+#include "sim/simulate.hpp"
+#include "sim/workload.hpp"
+
+namespace systolic::cli {
+
+std::string default_config_path() {
+  return std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml";
+}
+
+void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides) {
+  cmd->add_option("--set", overrides, "Override a config key: key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+namespace {
+struct RunOptions {
+  std::string config = default_config_path();
+  std::string workload;
+  std::vector<std::string> overrides;
+  std::string outdir = "out";
+  bool quiet = false;
+};
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
+  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
+  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV")
+      ->required();
+  add_set_option(cmd, opts->overrides);
+  cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
+  cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
+  return {cmd, [opts]() {
+    const ChipConfig config = load_config(opts->config, opts->overrides);
+    const Workload workload = load_workload(opts->workload);
+    const Program program = compile(config, workload);
+    const SimResult result = simulate(config, program);
+    const auto report = make_report(config, workload, program, result);
+    write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
+                          report.dump(2) + "\n");
+    if (!opts->quiet) fmt::print("{}", format_summary(report));
+    return 0;
+  }};
+}
+
+}  // namespace systolic::cli

@@ -1,0 +1,70 @@
+#include "sim/compile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/common/clock.hpp"
+#include "sim/error.hpp"
+
+namespace systolic {
+namespace {
+
+// Column folds [first, last) of a layer that MXU `i` of `count` computes: a balanced split,
+// the first MXUs taking one more fold when they do not divide evenly.
+std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i) {
+  const int64_t base = folds / count, extra = folds % count;
+  const int64_t first = i * base + std::min(i, extra);
+  return {first, first + base + (i < extra ? 1 : 0)};
+}
+
+}  // namespace
+
+Program compile(const ChipConfig& config, const Workload& workload) {
+  Program program;
+  program.semaphores = {"step_done"};
+  const ArrayShape array = config.mxu.shape();
+  for (int64_t i = 0; i < config.mxu.count; ++i)
+    program.streams.push_back({{EngineKind::mxu, static_cast<int>(i)}, {}});
+
+  uint64_t issued = 0;         // instructions before the current step: its wait threshold
+  uint64_t cycle_bound = 0;    // ideal-memory estimate, to reject layers that overflow time
+  for (const Gemm& g : workload.gemms) {
+    const int layer = static_cast<int>(program.layers.size());
+    LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source};
+    if (__builtin_mul_overflow(static_cast<uint64_t>(g.m) * g.k, static_cast<uint64_t>(g.n),
+                               &info.useful_macs) ||
+        __builtin_mul_overflow(info.useful_macs, static_cast<uint64_t>(g.repeat), &info.useful_macs))
+      throw InputError(fmt::format("{}: layer '{}': MAC count overflows 64 bits", g.source, g.name));
+    program.layers.push_back(info);
+
+    const int64_t col_folds = fold_count(array, {g.m, g.k, g.n}).col_folds;
+    const int64_t busy_mxus = std::min(config.mxu.count, col_folds);
+    for (int64_t r = 0; r < g.repeat; ++r) {
+      uint64_t step_cycles = 0;
+      for (int64_t i = 0; i < busy_mxus; ++i) {
+        const auto [first, last] = fold_share(col_folds, busy_mxus, i);
+        const int64_t n0 = first * array.cols, n = std::min(last * array.cols, g.n) - n0;
+        MatmulOp op{g.m, g.k, n, n0, info.dtype};
+        try {
+          step_cycles = std::max(step_cycles, matmul_cycles(array, config.mxu.convention, {g.m, g.k, n}));
+        } catch (const std::overflow_error&) {
+          throw InputError(fmt::format("{}: layer '{}': its cycle count overflows 64 bits",
+                                       g.source, g.name));
+        }
+        Instruction instr{op, layer, {}, {0}};
+        if (issued > 0) instr.waits.push_back({0, issued});
+        program.streams[static_cast<size_t>(i)].instructions.push_back(std::move(instr));
+      }
+      issued += static_cast<uint64_t>(busy_mxus);
+      if (__builtin_add_overflow(cycle_bound, step_cycles, &cycle_bound) || cycle_bound > kMaxCycles)
+        throw InputError(fmt::format("{}: layer '{}': the workload's total cycle count overflows "
+                                     "the 64-bit simulated-time range",
+                                     g.source, g.name));
+    }
+  }
+  return program;
+}
+
+}  // namespace systolic

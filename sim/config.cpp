@@ -1,0 +1,125 @@
+#include "sim/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "sim/config_schema.hpp"
+#include "sim/error.hpp"
+#include "sim/suggest.hpp"
+
+namespace systolic {
+namespace {
+
+std::vector<std::string> key_names() {
+  std::vector<std::string> names;
+  for (const auto& k : config_schema()) names.push_back(k.path);
+  return names;
+}
+
+const ConfigKey* find_key(const std::string& path) {
+  for (const auto& k : config_schema())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  for (const auto& k : config_schema())
+    if (k.path.rfind(path + ".", 0) == 0) return true;
+  return false;
+}
+
+// Applies every leaf of a YAML map, recursing into sections ("mxu:" -> "mxu.rows").
+void apply_map(ChipConfig& config, const YAML::Node& map, const std::string& prefix,
+               const std::string& file) {
+  for (const auto& entry : map) {
+    const std::string path = prefix + entry.first.as<std::string>();
+    const YAML::Node& value = entry.second;
+    const int line = entry.first.Mark().line + 1;
+    if (const ConfigKey* key = find_key(path)) {
+      try {
+        key->set(config, value);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(fmt::format("{}:{}: key '{}': {}", file, line, path, e.what()));
+      }
+    } else if (is_section(path)) {
+      if (!value.IsMap())
+        throw InputError(fmt::format("{}:{}: key '{}': expected a section of keys", file, line, path));
+      apply_map(config, value, path + ".", file);
+    } else {
+      throw InputError(fmt::format("{}:{}: unknown key '{}'{}", file, line, path,
+                                   did_you_mean(path, key_names())));
+    }
+  }
+}
+
+}  // namespace
+
+void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--set '{}': expected key=value", o));
+    const std::string path = o.substr(0, eq);
+    const ConfigKey* key = find_key(path);
+    if (!key)
+      throw InputError(fmt::format("--set '{}': unknown key '{}'{}", o, path,
+                                   did_you_mean(path, key_names())));
+    try {
+      key->set(config, YAML::Load(o.substr(eq + 1)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--set '{}': key '{}': {}", o, path, e.what()));
+    } catch (const YAML::Exception& e) {
+      throw InputError(fmt::format("--set '{}': key '{}': malformed value: {}", o, path, e.msg));
+    }
+  }
+  try {
+    validate_config(config);
+  } catch (const InputError& e) {
+    throw InputError(config.source + ": " + e.what());
+  }
+}
+
+ChipConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!std::ifstream(path)) throw InputError(fmt::format("{}: cannot open config file", path));
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap())
+    throw InputError(fmt::format("{}: expected a map of config keys (see docs/config.md)", path));
+  ChipConfig config;
+  config.source = path;
+  apply_map(config, root, "", path);
+  apply_overrides(config, overrides);
+  return config;
+}
+
+nlohmann::ordered_json config_to_json(const ChipConfig& config) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& k : config_schema()) {
+    nlohmann::ordered_json* node = &out;
+    std::string rest = k.path;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      node = &(*node)[rest.substr(0, dot)];
+      rest = rest.substr(dot + 1);
+    }
+    (*node)[rest] = k.get(config);
+  }
+  return out;
+}
+
+std::string config_reference_markdown() {
+  const ChipConfig defaults;
+  std::string md = "| key | value | unit | default | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& k : config_schema())
+    md += fmt::format("| `{}` | {} | {} | `{}` | {} |\n", k.path, k.kind, k.unit,
+                      k.get(defaults).dump(), k.doc);
+  return md;
+}
+
+}  // namespace systolic

@@ -1,0 +1,55 @@
+#pragma once
+// Chip configuration: the resolved, validated values every block reads. Files and
+// `--set key=value` overrides go through one schema (config_schema.cpp), which names each
+// key, its kind, unit, range and default; docs/config.md is generated from that schema.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/common/dtype.hpp"
+#include "models/mxu/mxu_timing.hpp"
+
+namespace systolic {
+
+enum class MxuModel { exact, fast };
+
+struct MxuConfig {
+  int64_t rows = 128;
+  int64_t cols = 128;
+  int64_t count = 1;
+  MxuModel model = MxuModel::fast;
+  Convention convention = Convention::tpu;
+  DType dtype = DType::bf16;
+  uint64_t seed = 1;  // operand values of the exact model (workloads carry shapes, not data)
+  ArrayShape shape() const { return {rows, cols}; }
+};
+
+struct MemoryConfig {
+  bool ideal = true;  // stall-free operand supply (SCALE-Sim's CALC mode)
+};
+
+struct ChipConfig {
+  std::string name = "unnamed";
+  double clock_mhz = 1000.0;
+  MxuConfig mxu;
+  MemoryConfig memory;
+
+  std::string source;  // file it came from, for messages; not part of the schema
+};
+
+// Reads `path`, applies `overrides` ("key=value", YAML scalar syntax) and validates.
+// Throws InputError: "<file>: key 'mxu.rows': expected an integer in [1, 65536], got 'x'".
+ChipConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Applies overrides to an already loaded config (same validation as load_config).
+void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrides);
+
+// Every schema key with its resolved value, nested by the dots in its name.
+nlohmann::ordered_json config_to_json(const ChipConfig& config);
+
+// A markdown table of every key (name, kind, unit, default, meaning) for docs/config.md.
+std::string config_reference_markdown();
+
+}  // namespace systolic

@@ -1,0 +1,13 @@
+#include "sim/program.hpp"
+
+namespace systolic {
+
+std::string engine_name(EngineKind kind, int index) {
+  switch (kind) {
+    case EngineKind::mxu:
+      return "mxu" + std::to_string(index);
+  }
+  return "?";
+}
+
+}  // namespace systolic

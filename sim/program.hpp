@@ -1,0 +1,67 @@
+#pragma once
+// A program: what the chip executes. Per-engine instruction streams that synchronise through
+// monotonic semaphores (a wait blocks until a counter reaches a threshold; a signal adds one
+// when the instruction completes), plus the layer table statistics are attributed to.
+// The compiler produces programs; the compiled-trace text format is their serialisation.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/common/dtype.hpp"
+
+namespace systolic {
+
+enum class EngineKind { mxu };
+std::string engine_name(EngineKind kind, int index);  // "mxu0"
+
+struct EngineId {
+  EngineKind kind = EngineKind::mxu;
+  int index = 0;
+  bool operator==(const EngineId& o) const { return kind == o.kind && index == o.index; }
+};
+
+// C[:, n_offset : n_offset + n] (+)= A[m, k] * B[k, n_offset : n_offset + n]
+struct MatmulOp {
+  int64_t m = 0;
+  int64_t k = 0;
+  int64_t n = 0;
+  int64_t n_offset = 0;  // which output columns of the layer this share computes
+  DType dtype = DType::bf16;
+};
+
+using Operation = std::variant<MatmulOp>;
+
+struct SemWait {
+  int sem = 0;
+  uint64_t at_least = 0;
+};
+
+struct Instruction {
+  Operation op;
+  int layer = -1;                // index into Program::layers
+  std::vector<SemWait> waits;    // all must hold before the instruction starts
+  std::vector<int> signals;      // each incremented by one when it completes
+};
+
+struct Stream {
+  EngineId engine;
+  std::vector<Instruction> instructions;
+};
+
+struct LayerInfo {
+  std::string name;
+  int64_t m = 0, k = 0, n = 0;
+  DType dtype = DType::bf16;
+  int64_t repeat = 1;
+  uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
+  std::string source;        // "file:line" of the workload entry
+};
+
+struct Program {
+  std::vector<LayerInfo> layers;
+  std::vector<std::string> semaphores;  // names; index = semaphore id
+  std::vector<Stream> streams;
+};
+
+}  // namespace systolic

@@ -1,0 +1,155 @@
+#include "sim/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "sim/error.hpp"
+
+namespace systolic {
+namespace {
+
+double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+struct LayerTimes {
+  uint64_t first_start = std::numeric_limits<uint64_t>::max();
+  uint64_t last_end = 0;
+  uint64_t busy = 0;
+  uint64_t macs_issued = 0;
+};
+
+}  // namespace
+
+nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& workload,
+                                   const Program& program, const SimResult& result) {
+  using json = nlohmann::ordered_json;
+  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
+  const double all_pes = pes * static_cast<double>(config.mxu.count);
+
+  std::vector<LayerTimes> times(program.layers.size());
+  for (const auto& e : result.engines) {
+    const Stream* stream = nullptr;
+    for (const auto& s : program.streams)
+      if (s.engine == e.id) stream = &s;
+    for (const auto& rec : e.records) {
+      if (rec.layer < 0) continue;
+      auto& t = times[static_cast<size_t>(rec.layer)];
+      t.first_start = std::min(t.first_start, rec.start);
+      t.last_end = std::max(t.last_end, rec.end);
+      t.busy += rec.end - rec.start;
+      if (const auto* mm = std::get_if<MatmulOp>(&stream->instructions[rec.index].op))
+        t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
+    }
+  }
+
+  json layers = json::array();
+  uint64_t useful = 0, issued = 0, busy = 0;
+  for (size_t i = 0; i < program.layers.size(); ++i) {
+    const LayerInfo& l = program.layers[i];
+    const LayerTimes& t = times[i];
+    const uint64_t cycles = t.last_end > t.first_start ? t.last_end - t.first_start : 0;
+    const Folds f = fold_count(config.mxu.shape(), {l.m, l.k, l.n});
+    useful += l.useful_macs;
+    issued += t.macs_issued;
+    busy += t.busy;
+    layers.push_back({{"name", l.name},
+                      {"m", l.m},
+                      {"k", l.k},
+                      {"n", l.n},
+                      {"dtype", dtype_name(l.dtype)},
+                      {"repeat", l.repeat},
+                      {"row_folds", f.row_folds},
+                      {"col_folds", f.col_folds},
+                      {"folds", f.total()},
+                      {"cycles", cycles},
+                      {"macs", l.useful_macs},
+                      {"macs_issued", t.macs_issued},
+                      {"mxu_busy_cycles", t.busy},
+                      {"utilization", ratio(l.useful_macs, all_pes * cycles)},
+                      {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}});
+  }
+
+  json engines = json::array();
+  for (const auto& e : result.engines)
+    engines.push_back({{"name", e.name},
+                       {"instructions", e.records.size()},
+                       {"busy_cycles", e.busy_cycles},
+                       {"stalled_cycles", e.stalled_cycles},
+                       {"idle_cycles", e.idle_cycles}});
+
+  const uint64_t total = result.total_cycles;
+  json report;
+  report["schema_version"] = kReportSchemaVersion;
+  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
+  report["config"] = config_to_json(config);
+  report["workload"] = {{"name", workload.name}, {"path", workload.path}};
+  report["layers"] = std::move(layers);
+  report["engines"] = std::move(engines);
+  report["totals"] = {{"cycles", total},
+                      {"seconds", static_cast<double>(total) / (config.clock_mhz * 1e6)},
+                      {"macs", useful},
+                      {"macs_issued", issued},
+                      {"utilization", ratio(useful, all_pes * total)},
+                      {"mapping_efficiency", ratio(issued, pes * busy)}};
+  return report;
+}
+
+std::string format_summary(const nlohmann::ordered_json& r) {
+  const auto& cfg = r["config"];
+  std::string out = fmt::format(
+      "{} | {} x {}x{} MXU ({}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
+      cfg["mxu"]["count"].get<int64_t>(), cfg["mxu"]["rows"].get<int64_t>(),
+      cfg["mxu"]["cols"].get<int64_t>(), cfg["mxu"]["model"].get<std::string>(),
+      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dtype"].get<std::string>(),
+      cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
+  size_t w = 5;
+  for (const auto& l : r["layers"]) w = std::max(w, l["name"].get<std::string>().size());
+  w = std::min<size_t>(w, 32);
+  const auto row = [&](const std::string& name, const std::string& m, const std::string& k,
+                       const std::string& n, const std::string& folds, const std::string& cycles,
+                       const std::string& util, const std::string& map) {
+    return fmt::format("{:<{}}  {:>8} {:>8} {:>8}  {:>7}  {:>14}  {:>6}  {:>7}\n", name, w, m, k, n,
+                       folds, cycles, util, map);
+  };
+  out += row("layer", "M", "K", "N", "folds", "cycles", "util", "mapeff");
+  const auto pct = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
+  for (const auto& l : r["layers"]) {
+    std::string name = l["name"].get<std::string>();
+    if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
+    if (name.size() > w) name = name.substr(0, w - 1) + "~";
+    out += row(name, std::to_string(l["m"].get<int64_t>()), std::to_string(l["k"].get<int64_t>()),
+               std::to_string(l["n"].get<int64_t>()), std::to_string(l["folds"].get<int64_t>()),
+               std::to_string(l["cycles"].get<uint64_t>()), pct(l["utilization"].get<double>()),
+               pct(l["mapping_efficiency"].get<double>()));
+  }
+  const auto& t = r["totals"];
+  out += row("total", "", "", "", "", std::to_string(t["cycles"].get<uint64_t>()),
+             pct(t["utilization"].get<double>()), pct(t["mapping_efficiency"].get<double>()));
+  out += fmt::format("{} MACs in {:.6g} s\n", t["macs"].get<uint64_t>(), t["seconds"].get<double>());
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const fs::path tmp = target.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(fmt::format("{}: cannot write file", path));
+    f << text;
+    if (!f.flush()) throw InputError(fmt::format("{}: write failed", path));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(fmt::format("{}: cannot write file", path));
+  }
+}
+
+}  // namespace systolic

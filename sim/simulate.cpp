@@ -1,0 +1,67 @@
+#include "sim/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "models/chip/chip.hpp"
+#include "models/common/clock.hpp"
+#include "sim/error.hpp"
+
+namespace systolic {
+namespace {
+
+// SystemC elaborates once per context; a new context per run lets one process simulate
+// again and again. The previous context is deleted only after its modules are gone.
+class FreshContext {
+ public:
+  FreshContext() {
+    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+    context_ = new sc_core::sc_simcontext();
+    sc_core::sc_curr_simcontext = context_;
+    sc_core::sc_default_global_context = context_;
+  }
+  ~FreshContext() {
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+    delete context_;
+  }
+
+ private:
+  sc_core::sc_simcontext* context_;
+};
+
+}  // namespace
+
+SimResult simulate(const ChipConfig& config, const Program& program, GridObserver* observer) {
+  FreshContext context;
+  auto chip = std::make_unique<Chip>("chip", config, program, observer);
+  sc_core::sc_start();
+
+  SimResult result;
+  result.total_cycles = now_cycles();
+  std::string deadlocks;
+  for (const Engine* e : chip->engines()) {
+    if (!e->finished())
+      deadlocks += fmt::format("; {}: {}", e->basename(), e->blocked_reason());
+    EngineResult r;
+    r.name = e->basename();
+    r.id = e->id();
+    r.records = e->records();
+    for (const auto& rec : r.records) {
+      r.busy_cycles += rec.end - rec.start;
+      r.stalled_cycles += rec.start - rec.ready;
+    }
+    r.idle_cycles = result.total_cycles - r.busy_cycles - r.stalled_cycles;
+    result.engines.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < chip->mxus().size(); ++i)
+    result.engines[i].macs_issued = chip->mxus()[i]->macs_issued();
+  if (!deadlocks.empty())
+    throw InputError("deadlock: no engine can make progress" + deadlocks);
+  return result;
+}
+
+}  // namespace systolic
