@@ -1,0 +1,86 @@
+"""The command line: exit codes, one-line errors naming the culprit, no partial output,
+and the same bytes for the same inputs."""
+import pathlib
+
+import pytest
+
+from conftest import REPO, run_cli, run_report
+
+TINY = REPO / "configs" / "tiny-4x4.yaml"
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def gemms(tmp_path):
+    return write(tmp_path, "g.yaml", "gemms:\n  - {name: a, m: 6, k: 8, n: 4}\n"
+                                     "  - {name: b, m: 2, k: 3, n: 9, repeat: 2}\n")
+
+
+def test_version_and_help(systolic_bin):
+    assert run_cli("--version").stdout.startswith("systolic ")
+    for sub in ["run", "config"]:
+        out = run_cli(sub, "--help").stdout
+        assert "Usage" in out or "usage" in out.lower()
+
+
+def test_run_prints_summary_and_writes_report(systolic_bin, gemms, tmp_path):
+    proc = run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / "out")
+    assert "total" in proc.stdout
+    report = run_report("-c", TINY, "-w", gemms, outdir=tmp_path / "out2")
+    assert report["schema_version"] == 1
+    # 4x4 tpu convention, worked by hand in docs/mxu.md:
+    # a: F=2 -> 4 + max(6,4) + (6+4+4-2) = 22; b: F=3 -> 4 + 2*4 + (2+4+4-2) = 20, twice.
+    assert [l["cycles"] for l in report["layers"]] == [22, 40]
+    assert report["totals"]["cycles"] == 62
+    assert report["totals"]["macs"] == 6 * 8 * 4 + 2 * 2 * 3 * 9
+    assert report["totals"]["utilization"] == pytest.approx(300 / (16 * 62))
+
+
+def test_same_inputs_same_bytes(systolic_bin, gemms, tmp_path):
+    for d in ["x", "y"]:
+        run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / d, "-q")
+    assert (tmp_path / "x/report.json").read_bytes() == (tmp_path / "y/report.json").read_bytes()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--set", "mxu.rowz=4"], "unknown key 'mxu.rowz' (did you mean 'mxu.rows'?)"),
+    (["--set", "mxu.rows=0"], "expected an integer in [1, 65536], got '0'"),
+    (["--set", "mxu.dtype=int4"], "expected one of int8"),
+])
+def test_bad_overrides_exit_2_without_output(systolic_bin, gemms, tmp_path, args, needle):
+    out = tmp_path / "out"
+    proc = run_cli("run", "-c", TINY, "-w", gemms, "-o", out, *args, check=False)
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (out / "report.json").exists()
+
+
+def test_bad_files_exit_2(systolic_bin, gemms, tmp_path):
+    bad_cfg = write(tmp_path, "bad.yaml", "mxu:\n  rows: 4\n  cols: -1\n")
+    proc = run_cli("run", "-c", bad_cfg, "-w", gemms, "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2 and "bad.yaml:3: key 'mxu.cols'" in proc.stderr
+    proc = run_cli("run", "-c", TINY, "-w", tmp_path / "missing.yaml", "-o", tmp_path / "o",
+                   check=False)
+    assert proc.returncode == 2 and "missing.yaml" in proc.stderr
+    proc = run_cli("run", "-c", tmp_path / "nope.yaml", "-w", gemms, check=False)
+    assert proc.returncode == 2 and "nope.yaml: cannot open config file" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_overflowing_layer_exit_2(systolic_bin, tmp_path):
+    wl = write(tmp_path, "big.yaml", "gemms:\n  - {name: big, m: 1099511627776, k: 1073741824, "
+                                     "n: 1073741824}\n")
+    proc = run_cli("run", "-c", TINY, "-w", wl, "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2
+    assert "big.yaml:2" in proc.stderr and "overflows" in proc.stderr
+
+
+def test_usage_errors_exit_2(systolic_bin):
+    assert run_cli("run", check=False).returncode == 2           # -w missing
+    assert run_cli("frobnicate", check=False).returncode == 2
