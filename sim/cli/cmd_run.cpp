@@ -8,7 +8,9 @@
 #include "sim/compile.hpp"
 #include "sim/config.hpp"
 #include "sim/report.hpp"
+#include "sim/error.hpp"
 #include "sim/simulate.hpp"
+#include "sim/trace/trace.hpp"
 #include "sim/workload.hpp"
 
 namespace systolic::cli {
@@ -27,6 +29,7 @@ namespace {
 struct RunOptions {
   std::string config = default_config_path();
   std::string workload;
+  std::string trace;
   std::vector<std::string> overrides;
   std::string outdir = "out";
   bool quiet = false;
@@ -37,15 +40,27 @@ Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
   cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV")
-      ->required();
+  auto* w = cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV");
+  auto* t = cmd->add_option("-t,--trace", opts->trace, "Compiled trace (from systolic compile)");
+  w->excludes(t);
+  t->excludes(w);
   add_set_option(cmd, opts->overrides);
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
   return {cmd, [opts]() {
+    if (opts->workload.empty() == opts->trace.empty())
+      throw InputError("run: give a workload (-w) or a compiled trace (-t)");
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    const Workload workload = load_workload(opts->workload);
-    const Program program = compile(config, workload);
+    Workload workload;
+    Program program;
+    if (!opts->trace.empty()) {
+      program = read_trace(opts->trace, config);
+      workload.name = std::filesystem::path(opts->trace).stem().string();
+      workload.path = opts->trace;
+    } else {
+      workload = load_workload(opts->workload);
+      program = compile(config, workload);
+    }
     const SimResult result = simulate(config, program);
     const auto report = make_report(config, workload, program, result);
     write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),

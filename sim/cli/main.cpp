@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<systolic::cli::Command> commands = {
       systolic::cli::add_run_command(app),
+      systolic::cli::add_compile_command(app),
       systolic::cli::add_config_command(app),
   };
 

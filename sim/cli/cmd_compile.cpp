@@ -1,0 +1,38 @@
+// systolic compile: lower a workload for a chip and write the compiled trace.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "sim/cli/commands.hpp"
+#include "sim/compile.hpp"
+#include "sim/config.hpp"
+#include "sim/report.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/workload.hpp"
+
+namespace systolic::cli {
+namespace {
+struct CompileOptions {
+  std::string config = default_config_path();
+  std::string workload;
+  std::vector<std::string> overrides;
+  std::string output;
+};
+}  // namespace
+
+Command add_compile_command(CLI::App& app) {
+  auto opts = std::make_shared<CompileOptions>();
+  auto* cmd = app.add_subcommand("compile", "Compile a workload for a chip into a trace file");
+  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
+  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV")->required();
+  add_set_option(cmd, opts->overrides);
+  cmd->add_option("-o,--output", opts->output, "Trace file to write")->required();
+  return {cmd, [opts]() {
+    const ChipConfig config = load_config(opts->config, opts->overrides);
+    const Program program = compile(config, load_workload(opts->workload));
+    write_file_atomically(opts->output, write_trace(program, config));
+    return 0;
+  }};
+}
+
+}  // namespace systolic::cli

@@ -1,0 +1,260 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/error.hpp"
+#include "sim/suggest.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/trace/trace_fields.hpp"
+#include "sim/trace/trace_tokens.hpp"
+
+namespace systolic {
+namespace {
+
+using trace_detail::Token;
+
+// Reads one line's key=value pairs; every key must be consumed exactly once.
+class Fields {
+ public:
+  explicit Fields(const std::vector<Token>& tokens, size_t first) {
+    for (size_t i = first; i < tokens.size(); ++i) {
+      if (tokens[i].key.empty())
+        throw std::invalid_argument(fmt::format("expected key=value, got '{}'", tokens[i].value));
+      if (tokens[i].key == "wait" || tokens[i].key == "signal")
+        repeated_[tokens[i].key].push_back(tokens[i].value);
+      else if (!values_.emplace(tokens[i].key, tokens[i].value).second)
+        throw std::invalid_argument(fmt::format("key '{}' given twice", tokens[i].key));
+    }
+  }
+  std::string text(const char* key) {
+    auto it = values_.find(key);
+    if (it == values_.end()) throw std::invalid_argument(fmt::format("missing key '{}'", key));
+    std::string v = it->second;
+    values_.erase(it);
+    return v;
+  }
+  int64_t integer(const char* key, int64_t min) {
+    const std::string v = text(key);
+    size_t used = 0;
+    int64_t x = 0;
+    try {
+      x = std::stoll(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty() || x < min)
+      throw std::invalid_argument(fmt::format("key '{}': expected an integer >= {}, got '{}'", key, min, v));
+    return x;
+  }
+  DType dtype(const char* key) {
+    const std::string v = text(key);
+    if (auto t = parse_dtype(v)) return *t;
+    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
+  }
+  std::vector<std::string> all(const char* key) { return repeated_[key]; }
+  // After a line is read: anything left is a key this line does not take.
+  void expect_consumed(const std::vector<std::string>& allowed) const {
+    if (!values_.empty())
+      throw std::invalid_argument(fmt::format("unknown key '{}'{}", values_.begin()->first,
+                                              did_you_mean(values_.begin()->first, allowed)));
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> repeated_;
+};
+
+struct FieldReader {
+  Fields& f;
+  std::vector<std::string> keys;
+  void integer(const char* key, int64_t& v, int64_t min) { keys.push_back(key), v = f.integer(key, min); }
+  void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+};
+
+class Parser {
+ public:
+  Parser(std::string name, const ChipConfig& config) : name_(std::move(name)), config_(config) {}
+
+  Program parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      ++line_;
+      try {
+        const auto tokens = trace_detail::tokenize(line);
+        if (!tokens.empty()) statement(tokens);
+      } catch (const std::invalid_argument& e) {
+        fail(e.what());
+      }
+    }
+    if (!seen_header_) fail("empty trace: expected the header 'systolic-trace 1'");
+    check_semaphores();
+    return std::move(program_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg, int line = 0) const {
+    throw InputError(fmt::format("{}:{}: {}", name_, line ? line : line_, msg));
+  }
+
+  void statement(const std::vector<Token>& t) {
+    const std::string& word = t[0].value;
+    if (!t[0].key.empty()) fail(fmt::format("expected a statement, got '{}={}'", t[0].key, word));
+    if (!seen_header_) return header(t);
+    if (word == "chip") return chip(t);
+    if (word == "layer") return layer(t);
+    if (word == "sem") return semaphore(t);
+    if (word == "stream") return stream(t);
+    instruction(t);
+  }
+
+  void header(const std::vector<Token>& t) {
+    if (t.size() != 2 || t[0].value != "systolic-trace")
+      fail("expected the header 'systolic-trace <version>' on the first line");
+    if (t[1].value != std::to_string(kTraceFormatVersion))
+      fail(fmt::format("trace format version {} is not supported (this build reads version {})",
+                       t[1].value, kTraceFormatVersion));
+    seen_header_ = true;
+  }
+
+  void chip(const std::vector<Token>& t) {
+    Fields f(t, 1);
+    const int64_t rows = f.integer("rows", 1), cols = f.integer("cols", 1), mxus = f.integer("mxus", 1);
+    f.expect_consumed({"rows", "cols", "mxus"});
+    if (rows != config_.mxu.rows || cols != config_.mxu.cols)
+      fail(fmt::format("trace compiled for a {}x{} array, but the config has mxu.rows={} mxu.cols={}",
+                       rows, cols, config_.mxu.rows, config_.mxu.cols));
+    if (mxus > config_.mxu.count)
+      fail(fmt::format("trace compiled for {} MXUs, but the config has mxu.count={}", mxus,
+                       config_.mxu.count));
+    seen_chip_ = true;
+  }
+
+  void layer(const std::vector<Token>& t) {
+    if (t.size() < 2 || !t[1].key.empty()) fail("expected 'layer <index> name=... m=... k=... n=...'");
+    if (t[1].value != std::to_string(program_.layers.size()))
+      fail(fmt::format("expected layer index {}, got '{}'", program_.layers.size(), t[1].value));
+    Fields f(t, 2);
+    LayerInfo l;
+    l.name = f.text("name");
+    l.m = f.integer("m", 1);
+    l.k = f.integer("k", 1);
+    l.n = f.integer("n", 1);
+    l.dtype = f.dtype("dtype");
+    l.repeat = f.integer("repeat", 1);
+    l.useful_macs = static_cast<uint64_t>(f.integer("macs", 0));
+    l.source = f.text("source");
+    f.expect_consumed({"name", "m", "k", "n", "dtype", "repeat", "macs", "source"});
+    program_.layers.push_back(l);
+  }
+
+  void semaphore(const std::vector<Token>& t) {
+    if (t.size() != 2 || !t[1].key.empty()) fail("expected 'sem <name>'");
+    if (!sems_.emplace(t[1].value, static_cast<int>(program_.semaphores.size())).second)
+      fail(fmt::format("semaphore '{}' declared twice", t[1].value));
+    program_.semaphores.push_back(t[1].value);
+  }
+
+  void stream(const std::vector<Token>& t) {
+    if (!seen_chip_) fail("expected the 'chip rows=... cols=... mxus=...' line before any stream");
+    if (t.size() != 2 || !t[1].key.empty()) fail("expected 'stream <engine>', e.g. 'stream mxu0'");
+    const std::string& e = t[1].value;
+    const std::string prefix = "mxu";
+    int index = -1;
+    if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() &&
+        e.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+      index = std::stoi(e.substr(prefix.size()));
+    if (index < 0 || index >= config_.mxu.count)
+      fail(fmt::format("unknown engine '{}': this chip has mxu0..mxu{}", e, config_.mxu.count - 1));
+    for (const auto& s : program_.streams)
+      if (s.engine.index == index) fail(fmt::format("stream '{}' given twice", e));
+    program_.streams.push_back({{EngineKind::mxu, index}, {}});
+  }
+
+  void instruction(const std::vector<Token>& t) {
+    if (program_.streams.empty()) fail(fmt::format("instruction '{}' outside any stream", t[0].value));
+    Stream& s = program_.streams.back();
+    std::vector<std::string> names;
+    int op_index = -1;
+    for (size_t i = 0; i < std::size(trace_detail::kOps); ++i) {
+      names.push_back(trace_detail::kOps[i].name);
+      if (t[0].value == trace_detail::kOps[i].name) op_index = static_cast<int>(i);
+    }
+    if (op_index < 0)
+      fail(fmt::format("unknown opcode '{}'{}", t[0].value, did_you_mean(t[0].value, names)));
+    if (trace_detail::kOps[op_index].engine != s.engine.kind)
+      fail(fmt::format("opcode '{}' cannot run on {}", t[0].value, engine_name(s.engine.kind, s.engine.index)));
+
+    Fields f(t, 1);
+    Instruction instr;
+    instr.layer = static_cast<int>(f.integer("layer", 0));
+    if (instr.layer >= static_cast<int>(program_.layers.size()))
+      fail(fmt::format("layer {} is not declared (declare it with a 'layer' line first)", instr.layer));
+    FieldReader reader{f, {"layer", "wait", "signal"}};
+    MatmulOp op;  // the only operation today; std::variant dispatch joins with the second
+    trace_detail::fields(op, reader);
+    instr.op = op;
+    f.expect_consumed(reader.keys);
+    for (const auto& w : f.all("wait")) {
+      const auto ge = w.rfind(">=");
+      if (ge == std::string::npos) fail(fmt::format("wait '{}': expected <semaphore>>=<count>", w));
+      const std::string count = w.substr(ge + 2);
+      if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
+        fail(fmt::format("wait '{}': expected a count after '>='", w));
+      instr.waits.push_back({semaphore_id(w.substr(0, ge)), std::stoull(count)});
+      wait_lines_.push_back({line_, instr.waits.back()});
+    }
+    for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));
+    s.instructions.push_back(std::move(instr));
+  }
+
+  int semaphore_id(const std::string& name) {
+    auto it = sems_.find(name);
+    if (it == sems_.end()) {
+      std::vector<std::string> known(program_.semaphores.begin(), program_.semaphores.end());
+      fail(fmt::format("semaphore '{}' is not declared{}", name, did_you_mean(name, known)));
+    }
+    return it->second;
+  }
+
+  // A wait beyond the number of signals its semaphore will ever get can never be satisfied.
+  void check_semaphores() const {
+    std::vector<uint64_t> signals(program_.semaphores.size(), 0);
+    for (const auto& s : program_.streams)
+      for (const auto& i : s.instructions)
+        for (int sig : i.signals) ++signals[static_cast<size_t>(sig)];
+    for (const auto& [line, w] : wait_lines_)
+      if (w.at_least > signals[static_cast<size_t>(w.sem)])
+        fail(fmt::format("semaphore '{}' is waited for until >= {} but only ever signalled {} time(s)",
+                         program_.semaphores[static_cast<size_t>(w.sem)], w.at_least,
+                         signals[static_cast<size_t>(w.sem)]),
+             line);
+  }
+
+  std::string name_;
+  const ChipConfig& config_;
+  Program program_;
+  int line_ = 0;
+  bool seen_header_ = false, seen_chip_ = false;
+  std::map<std::string, int> sems_;
+  std::vector<std::pair<int, SemWait>> wait_lines_;
+};
+
+}  // namespace
+
+Program parse_trace(const std::string& text, const std::string& name, const ChipConfig& config) {
+  return Parser(name, config).parse(text);
+}
+
+Program read_trace(const std::string& path, const ChipConfig& config) {
+  std::ifstream f(path);
+  if (!f) throw InputError(fmt::format("{}: cannot open trace file", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_trace(ss.str(), path, config);
+}
+
+}  // namespace systolic

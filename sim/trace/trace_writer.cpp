@@ -1,0 +1,46 @@
+#include <fmt/format.h>
+
+#include "sim/trace/trace.hpp"
+#include "sim/trace/trace_fields.hpp"
+#include "sim/trace/trace_tokens.hpp"
+
+namespace systolic {
+namespace {
+
+struct FieldWriter {
+  std::string out;
+  void integer(const char* key, int64_t v, int64_t) { out += fmt::format(" {}={}", key, v); }
+  void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
+};
+
+}  // namespace
+
+std::string write_trace(const Program& program, const ChipConfig& config) {
+  using trace_detail::quote;
+  std::string out = fmt::format("systolic-trace {}\n", kTraceFormatVersion);
+  out += fmt::format("chip rows={} cols={} mxus={}\n\n", config.mxu.rows, config.mxu.cols,
+                     config.mxu.count);
+  for (size_t i = 0; i < program.layers.size(); ++i) {
+    const LayerInfo& l = program.layers[i];
+    out += fmt::format("layer {} name={} m={} k={} n={} dtype={} repeat={} macs={} source={}\n", i,
+                       quote(l.name), l.m, l.k, l.n, dtype_name(l.dtype), l.repeat, l.useful_macs,
+                       quote(l.source));
+  }
+  out += "\n";
+  for (const auto& s : program.semaphores) out += fmt::format("sem {}\n", quote(s));
+  for (const Stream& s : program.streams) {
+    out += fmt::format("\nstream {}\n", engine_name(s.engine.kind, s.engine.index));
+    for (const Instruction& instr : s.instructions) {
+      FieldWriter w;
+      std::visit([&](auto op) { trace_detail::fields(op, w); }, instr.op);
+      out += fmt::format("  {} layer={}{}", trace_detail::kOps[instr.op.index()].name, instr.layer, w.out);
+      for (const auto& wt : instr.waits)
+        out += fmt::format(" wait={}>={}", quote(program.semaphores[wt.sem]), wt.at_least);
+      for (int sig : instr.signals) out += fmt::format(" signal={}", quote(program.semaphores[sig]));
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace systolic

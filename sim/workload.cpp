@@ -1,0 +1,61 @@
+#include "sim/workload.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "sim/workload_detail.hpp"
+
+namespace systolic {
+namespace workload_detail {
+
+void fail(const std::string& path, int64_t line, const std::string& message) {
+  if (line > 0) throw InputError(fmt::format("{}:{}: {}", path, line, message));
+  throw InputError(fmt::format("{}: {}", path, message));
+}
+
+std::string source_of(const std::string& path, int64_t line) {
+  return fmt::format("{}:{}", path, line);
+}
+
+std::optional<int64_t> parse_int64(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::string file_stem(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+}  // namespace workload_detail
+
+Workload load_workload(const std::string& path) {
+  using namespace workload_detail;
+  if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a workload file");
+  if (!std::ifstream(path)) fail(path, 0, "cannot open workload file");
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".yaml" || ext == ".yml") return load_gemm_yaml(path);
+  if (ext == ".csv") return load_scalesim_csv(path);
+  fail(path, 0,
+       "unknown workload format: expected a GEMM list (.yaml, .yml) or a SCALE-Sim topology "
+       "(.csv); see docs/workloads.md");
+}
+
+}  // namespace systolic

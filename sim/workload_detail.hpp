@@ -1,0 +1,32 @@
+#pragma once
+// Internals shared by the workload readers (workload.cpp dispatches on the file extension to
+// workload_gemm_yaml.cpp or workload_scalesim.cpp). Not part of the public API.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/workload.hpp"
+
+namespace systolic::workload_detail {
+
+// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
+[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+
+// "path:line", the Gemm::source of an entry.
+std::string source_of(const std::string& path, int64_t line);
+
+// Strict decimal integer: optional sign, digits, nothing else. Not a number / out of range:
+// nullopt.
+std::optional<int64_t> parse_int64(std::string_view text);
+
+// a * b, or nullopt when it does not fit in int64 (operands are positive).
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+
+// The file's name without directories and extension.
+std::string file_stem(const std::string& path);
+
+Workload load_gemm_yaml(const std::string& path);
+Workload load_scalesim_csv(const std::string& path);
+
+}  // namespace systolic::workload_detail

@@ -1,0 +1,192 @@
+// GEMM list workloads (docs/workloads.md):
+//   name: my_model            # optional label (Workload::name is the file stem)
+//   gemms:
+//     - {name: qkv, m: 1024, k: 768, n: 2304, dtype: bf16, repeat: 1}
+// Every problem is an InputError "path:line: ..." naming the key and what was expected.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "models/common/dtype.hpp"
+#include "sim/suggest.hpp"
+#include "sim/workload_detail.hpp"
+
+namespace systolic::workload_detail {
+namespace {
+
+const std::vector<std::string> kTopKeys{"name", "gemms"};
+const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "repeat"};
+
+// 1-based line of a node, or `fallback` when yaml-cpp has no position for it.
+int64_t line_of(const YAML::Node& node, int64_t fallback) {
+  const int line = node.Mark().line;
+  return line >= 0 ? line + 1 : fallback;
+}
+
+std::string describe(const YAML::Node& node) {
+  if (!node || node.IsNull()) return "nothing";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  return "'" + node.Scalar() + "'";
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  Workload read(const YAML::Node& root) {
+    Workload w;
+    w.path = path_;
+    w.name = file_stem(path_);
+    if (!root || root.IsNull())
+      fail(path_, 0, "empty file; expected a map with key 'gemms' (see docs/workloads.md)");
+    if (!root.IsMap())
+      fail(path_, line_of(root, 1),
+           fmt::format("expected a map with key 'gemms' (a list of GEMMs), got {}",
+                       describe(root)));
+    std::set<std::string> seen;
+    YAML::Node gemms;
+    bool has_gemms = false;
+    for (const auto& entry : root) {
+      const std::string key = entry.first.as<std::string>();
+      const int64_t line = line_of(entry.first, 1);
+      check_key(key, line, kTopKeys, seen, "");
+      if (key == "name") {
+        // A label for readers of the file; Workload::name stays the file stem (report.json).
+        string_value(entry.second, line, "name");
+      } else {
+        gemms = entry.second;
+        gemms_line_ = line;
+        has_gemms = true;
+      }
+    }
+    if (!has_gemms)
+      fail(path_, line_of(root, 1), "missing key 'gemms' (a list of {name, m, k, n})");
+    if (!gemms.IsSequence() || gemms.size() == 0)
+      fail(path_, line_of(gemms, gemms_line_),
+           fmt::format("key 'gemms': expected a non-empty list of GEMMs, got {}",
+                       gemms.IsSequence() ? "an empty list" : describe(gemms)));
+    for (const auto& g : gemms) w.gemms.push_back(read_gemm(g));
+    return w;
+  }
+
+ private:
+  void check_key(const std::string& key, int64_t line, const std::vector<std::string>& allowed,
+                 std::set<std::string>& seen, const std::string& where) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string choices;
+      for (const auto& a : allowed) choices += (choices.empty() ? "" : ", ") + a;
+      fail(path_, line,
+           fmt::format("unknown key '{}'{}{}; allowed: {}", key, where, did_you_mean(key, allowed),
+                       choices));
+    }
+    if (!seen.insert(key).second) fail(path_, line, fmt::format("duplicate key '{}'{}", key, where));
+  }
+
+  std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
+    if (!v.IsScalar() || v.Scalar().empty())
+      fail(path_, line_of(v, line),
+           fmt::format("key '{}': expected a non-empty string, got {}", key, describe(v)));
+    return v.Scalar();
+  }
+
+  int64_t positive_value(const YAML::Node& v, int64_t line, const std::string& key,
+                         const std::string& what) {
+    const int64_t at = line_of(v, line);
+    if (!v.IsScalar())
+      fail(path_, at, fmt::format("key '{}': expected {}, got {}", key, what, describe(v)));
+    if (v.Tag() == "!")  // quoted: a string, even if it looks like a number
+      fail(path_, at,
+           fmt::format("key '{}': expected {}, got the string '{}'", key, what, v.Scalar()));
+    const auto value = parse_int64(v.Scalar());
+    if (!value || *value <= 0)
+      fail(path_, at, fmt::format("key '{}': expected {}, got '{}'", key, what, v.Scalar()));
+    return *value;
+  }
+
+  Gemm read_gemm(const YAML::Node& g) {
+    const int64_t line = line_of(g, gemms_line_);
+    if (!g.IsMap())
+      fail(path_, line,
+           fmt::format("key 'gemms': each entry must be a map with keys name, m, k, n, got {}",
+                       describe(g)));
+    Gemm out;
+    out.source = source_of(path_, line);
+    std::set<std::string> seen;
+    // The entry's name (once known) makes later messages easier to place.
+    for (const auto& entry : g) {
+      const std::string key = entry.first.as<std::string>();
+      const int64_t kline = line_of(entry.first, line);
+      check_key(key, kline, kGemmKeys, seen, " in a GEMM entry");
+      const YAML::Node& v = entry.second;
+      if (key == "name") {
+        out.name = string_value(v, kline, "name");
+      } else if (key == "m") {
+        out.m = positive_value(v, kline, "m", "a positive integer (rows streamed, M)");
+      } else if (key == "k") {
+        out.k = positive_value(v, kline, "k", "a positive integer (reduction dimension, K)");
+      } else if (key == "n") {
+        out.n = positive_value(v, kline, "n", "a positive integer (output features, N)");
+      } else if (key == "repeat") {
+        out.repeat = positive_value(v, kline, "repeat", "a positive integer (default 1)");
+      } else {  // dtype
+        const std::string name = v.IsScalar() ? v.Scalar() : "";
+        const auto t = parse_dtype(name);
+        if (!t) {
+          std::vector<std::string> names;
+          for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16,
+                         DType::fp32})
+            names.emplace_back(dtype_name(d));
+          fail(path_, line_of(v, kline),
+               fmt::format("key 'dtype': expected one of {}, got {}{}", dtype_choices(),
+                           describe(v), did_you_mean(name, names)));
+        }
+        out.dtype = *t;
+      }
+    }
+    for (const char* required : {"name", "m", "k", "n"}) {
+      if (!seen.count(required))
+        fail(path_, line,
+             fmt::format("GEMM entry{}: missing key '{}' (required: name, m, k, n)",
+                         out.name.empty() ? "" : " '" + out.name + "'", required));
+    }
+    const auto mk = checked_mul(out.m, out.k);
+    const auto mkn = mk ? checked_mul(*mk, out.n) : std::nullopt;
+    if (!mkn)
+      fail(path_, line,
+           fmt::format("GEMM '{}': m*k*n = {}*{}*{} overflows int64", out.name, out.m, out.k,
+                       out.n));
+    if (!checked_mul(*mkn, out.repeat))
+      fail(path_, line,
+           fmt::format("GEMM '{}': m*k*n*repeat = {}*{} overflows int64", out.name, *mkn,
+                       out.repeat));
+    return out;
+  }
+
+  std::string path_;
+  int64_t gemms_line_ = 1;
+};
+
+}  // namespace
+
+Workload load_gemm_yaml(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail(path, 0, "cannot open workload file");
+  } catch (const YAML::Exception& e) {
+    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed YAML: " + e.msg);
+  }
+  try {
+    return Reader(path).read(root);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed GEMM list: " + e.msg);
+  }
+}
+
+}  // namespace systolic::workload_detail

@@ -1,0 +1,27 @@
+"""With mxu.convention=scalesim and memory.ideal=true, every layer's cycle count equals
+SCALE-Sim v2's weight-stationary "Total Cycles" (CALC mode) + 1: SCALE-Sim prints the
+zero-based index of the last cycle, Systolic the number of cycles (docs/mxu.md).
+The expected values come from scalesim_reference.py, an independent re-implementation of
+SCALE-Sim's demand-matrix construction that shares no code with the simulator."""
+import pathlib
+
+import pytest
+
+from conftest import REPO, run_report
+from scalesim_reference import scalesim_total_cycles
+
+TOPOLOGIES = sorted((REPO / "traces" / "topologies").rglob("*.csv"))
+ARRAYS = [(128, 128), (32, 32), (8, 16), (256, 64), (3, 5)]
+
+
+@pytest.mark.parametrize("rows,cols", ARRAYS, ids=[f"{r}x{c}" for r, c in ARRAYS])
+@pytest.mark.parametrize("topology", TOPOLOGIES, ids=[p.stem for p in TOPOLOGIES])
+def test_layer_cycles_equal_scalesim(systolic_bin, tmp_path, topology, rows, cols):
+    report = run_report("-c", REPO / "configs" / "tpu-v4i.yaml", "-w", topology,
+                        "--set", "mxu.convention=scalesim", "--set", "memory.ideal=true",
+                        "--set", "mxu.count=1", "--set", f"mxu.rows={rows}",
+                        "--set", f"mxu.cols={cols}", outdir=tmp_path)
+    expected = scalesim_total_cycles(topology, rows, cols)
+    got = [(l["name"], l["cycles"] - 1) for l in report["layers"]]
+    assert len(got) == len(expected)
+    assert got == [(name, cycles) for name, cycles in expected]
