@@ -6,22 +6,34 @@
 #include <stdexcept>
 
 #include "models/common/clock.hpp"
+#include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
 
 namespace systolic {
-namespace {
+namespace compile_detail {
 
-// Column folds [first, last) of a layer that MXU `i` of `count` computes: a balanced split,
-// the first MXUs taking one more fold when they do not divide evenly.
 std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i) {
   const int64_t base = folds / count, extra = folds % count;
   const int64_t first = i * base + std::min(i, extra);
   return {first, first + base + (i < extra ? 1 : 0)};
 }
 
-}  // namespace
+LayerInfo layer_info(const ChipConfig& config, const Gemm& g) {
+  LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source};
+  if (__builtin_mul_overflow(static_cast<uint64_t>(g.m) * g.k, static_cast<uint64_t>(g.n),
+                             &info.useful_macs) ||
+      __builtin_mul_overflow(info.useful_macs, static_cast<uint64_t>(g.repeat), &info.useful_macs))
+    throw InputError(fmt::format("{}: layer '{}': MAC count overflows 64 bits", g.source, g.name));
+  return info;
+}
 
-Program compile(const ChipConfig& config, const Workload& workload) {
+}  // namespace compile_detail
+
+using compile_detail::fold_share;
+
+// Ideal memory: one matmul per MXU per GEMM instance, operands free; a step starts when the
+// previous one has finished on every MXU.
+static Program compile_ideal(const ChipConfig& config, const Workload& workload) {
   Program program;
   program.semaphores = {"step_done"};
   const ArrayShape array = config.mxu.shape();
@@ -32,11 +44,7 @@ Program compile(const ChipConfig& config, const Workload& workload) {
   uint64_t cycle_bound = 0;    // ideal-memory estimate, to reject layers that overflow time
   for (const Gemm& g : workload.gemms) {
     const int layer = static_cast<int>(program.layers.size());
-    LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source};
-    if (__builtin_mul_overflow(static_cast<uint64_t>(g.m) * g.k, static_cast<uint64_t>(g.n),
-                               &info.useful_macs) ||
-        __builtin_mul_overflow(info.useful_macs, static_cast<uint64_t>(g.repeat), &info.useful_macs))
-      throw InputError(fmt::format("{}: layer '{}': MAC count overflows 64 bits", g.source, g.name));
+    const LayerInfo info = compile_detail::layer_info(config, g);
     program.layers.push_back(info);
 
     const int64_t col_folds = fold_count(array, {g.m, g.k, g.n}).col_folds;
@@ -65,6 +73,15 @@ Program compile(const ChipConfig& config, const Workload& workload) {
     }
   }
   return program;
+}
+
+}  // namespace systolic
+
+namespace systolic {
+
+Program compile(const ChipConfig& config, const Workload& workload) {
+  return config.memory.ideal ? compile_ideal(config, workload)
+                             : compile_detail::compile_tiled(config, workload);
 }
 
 }  // namespace systolic

@@ -1,8 +1,9 @@
 #pragma once
 // The compiler: lowers a workload to a program for one chip configuration.
-// Today: each GEMM instance becomes one matmul per MXU, the MXUs splitting its column folds,
-// and a layer starts when the previous one has finished on every MXU (a layer's input is
-// the previous layer's output).
+// A layer's input is the previous layer's output, so layers run in order; the MXUs split each
+// layer's column folds. With memory.ideal every GEMM instance is one matmul per MXU on free
+// operands; otherwise the compiler tiles each GEMM to the scratchpads and emits DMA transfers
+// from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md).
 #include "sim/config.hpp"
 #include "sim/program.hpp"
 #include "sim/workload.hpp"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -31,23 +32,25 @@ bool is_section(const std::string& path) {
   return false;
 }
 
-// Applies every leaf of a YAML map, recursing into sections ("mxu:" -> "mxu.rows").
-void apply_map(ChipConfig& config, const YAML::Node& map, const std::string& prefix,
-               const std::string& file) {
+struct Leaf {
+  const ConfigKey* key;
+  YAML::Node value;
+  int line;
+};
+
+// Every leaf of a YAML map, recursing into sections ("mxu:" -> "mxu.rows").
+void collect(const YAML::Node& map, const std::string& prefix, const std::string& file,
+             std::vector<Leaf>& leaves) {
   for (const auto& entry : map) {
     const std::string path = prefix + entry.first.as<std::string>();
     const YAML::Node& value = entry.second;
     const int line = entry.first.Mark().line + 1;
     if (const ConfigKey* key = find_key(path)) {
-      try {
-        key->set(config, value);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(fmt::format("{}:{}: key '{}': {}", file, line, path, e.what()));
-      }
+      leaves.push_back({key, value, line});
     } else if (is_section(path)) {
       if (!value.IsMap())
         throw InputError(fmt::format("{}:{}: key '{}': expected a section of keys", file, line, path));
-      apply_map(config, value, path + ".", file);
+      collect(value, path + ".", file, leaves);
     } else {
       throw InputError(fmt::format("{}:{}: unknown key '{}'{}", file, line, path,
                                    did_you_mean(path, key_names())));
@@ -55,9 +58,24 @@ void apply_map(ChipConfig& config, const YAML::Node& map, const std::string& pre
   }
 }
 
+// The order to apply items in: preset keys first, then the rest in their order. (Indices, not
+// a reordered copy: assigning a YAML::Node writes through to the node it refers to.)
+template <class T>
+std::vector<size_t> presets_first(const std::vector<T>& items, const ConfigKey* T::*key) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return (items[i].*key)->first; });
+  return order;
+}
+
 }  // namespace
 
 void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrides) {
+  struct Override {
+    const ConfigKey* key;
+    std::string text;
+  };
+  std::vector<Override> parsed;
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -67,12 +85,16 @@ void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrid
     if (!key)
       throw InputError(fmt::format("--set '{}': unknown key '{}'{}", o, path,
                                    did_you_mean(path, key_names())));
+    parsed.push_back({key, o});
+  }
+  for (size_t i : presets_first(parsed, &Override::key)) {
+    const auto& [key, o] = parsed[i];
     try {
-      key->set(config, YAML::Load(o.substr(eq + 1)));
+      key->set(config, YAML::Load(o.substr(o.find('=') + 1)));
     } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("--set '{}': key '{}': {}", o, path, e.what()));
+      throw InputError(fmt::format("--set '{}': key '{}': {}", o, key->path, e.what()));
     } catch (const YAML::Exception& e) {
-      throw InputError(fmt::format("--set '{}': key '{}': malformed value: {}", o, path, e.msg));
+      throw InputError(fmt::format("--set '{}': key '{}': malformed value: {}", o, key->path, e.msg));
     }
   }
   try {
@@ -94,7 +116,16 @@ ChipConfig load_config(const std::string& path, const std::vector<std::string>& 
     throw InputError(fmt::format("{}: expected a map of config keys (see docs/config.md)", path));
   ChipConfig config;
   config.source = path;
-  apply_map(config, root, "", path);
+  std::vector<Leaf> leaves;
+  collect(root, "", path, leaves);
+  for (size_t i : presets_first(leaves, &Leaf::key)) {
+    const Leaf& leaf = leaves[i];
+    try {
+      leaf.key->set(config, leaf.value);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("{}:{}: key '{}': {}", path, leaf.line, leaf.key->path, e.what()));
+    }
+  }
   apply_overrides(config, overrides);
   return config;
 }

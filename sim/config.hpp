@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/dtype.hpp"
+#include "models/dma/dma_core.hpp"
+#include "models/hbm/hbm_config.hpp"
 #include "models/mxu/mxu_timing.hpp"
+#include "models/sram/scratchpad.hpp"
 
 namespace systolic {
 
@@ -30,11 +33,30 @@ struct MemoryConfig {
   bool ideal = true;  // stall-free operand supply (SCALE-Sim's CALC mode)
 };
 
+// The scratchpads every chip has; ids are the DmaEndpoint spaces the compiler uses.
+enum ScratchpadId : int { kVmem = 0, kWeights = 1, kAccumulators = 2, kScratchpadCount = 3 };
+
+struct SramConfig {
+  ScratchpadConfig vmem{"vmem", 16ull << 20, 32, 1024, 2};
+  ScratchpadConfig weights{"weights", 4ull << 20, 16, 1024, 2};
+  ScratchpadConfig accumulators{"accumulators", 4ull << 20, 16, 2048, 2};
+  std::vector<ScratchpadConfig> all() const { return {vmem, weights, accumulators}; }
+};
+
+struct DmaSettings {
+  DmaConfig engine;           // engines, request size, outstanding requests, quantum
+  bool double_buffer = true;  // ping/pong tiles so loads overlap compute
+};
+
 struct ChipConfig {
   std::string name = "unnamed";
   double clock_mhz = 1000.0;
   MxuConfig mxu;
   MemoryConfig memory;
+  std::string hbm_preset = "hbm2";  // the preset hbm.* started from ("custom": none)
+  HbmConfig hbm = hbm2_tpu_v4i();
+  SramConfig sram;
+  DmaSettings dma;
 
   std::string source;  // file it came from, for messages; not part of the schema
 };

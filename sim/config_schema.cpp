@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/config_schema_memory.hpp"
 #include "sim/config_values.hpp"
 #include "sim/error.hpp"
 
@@ -42,13 +43,51 @@ const std::vector<ConfigKey>& config_schema() {
                   std::numeric_limits<int64_t>::max(), "",
                   "Seed of the operand values the exact model computes on."),
       bool_key("memory.ideal", [](auto& c) -> auto& { return c.memory.ideal; },
-               "true: operands arrive without stalls (SCALE-Sim CALC mode)."),
+               "true: operands arrive without stalls (SCALE-Sim CALC mode); false: DMA from HBM "
+               "through the scratchpads, timed."),
   };
-  return keys;
+  static const std::vector<ConfigKey> all = [] {
+    std::vector<ConfigKey> v = keys;
+    for (auto* part : {&memory_keys}) {
+      auto more = (*part)();
+      v.insert(v.end(), more.begin(), more.end());
+    }
+    return v;
+  }();
+  return all;
 }
 
+namespace {
+template <class Issue>
+[[noreturn]] void reject(const std::string& prefix, const Issue& bad) {
+  throw InputError(fmt::format("key '{}{}': expected {}, got {}", prefix, bad.field, bad.expected, bad.got));
+}
+}  // namespace
+
 void validate_config(const ChipConfig& config) {
-  (void)config;  // No cross-key rules yet: every key is range-checked on its own.
+  // The memory blocks know their own impossible combinations and name the key.
+  if (auto bad = config.hbm.validate()) reject("hbm.", *bad);
+  if (auto bad = config.dma.engine.validate()) reject("", *bad);
+  if (config.dma.engine.request_bytes % config.hbm.burst_bytes() != 0)
+    throw InputError(fmt::format("key 'dma.request_bytes': expected a multiple of the HBM burst ({} B), got {}",
+                                 config.hbm.burst_bytes(), config.dma.engine.request_bytes));
+  for (const auto& s : config.sram.all())
+    if (auto bad = s.validate()) reject("", *bad);
+  // The smallest tile the compiler can make is one fold: R x C weights, one row of R
+  // activations, one row of C accumulators, twice when double-buffered.
+  const uint64_t copies = config.dma.double_buffer ? 2 : 1;
+  const uint64_t width = static_cast<uint64_t>(dtype_bytes(config.mxu.dtype));
+  const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);
+  const std::pair<const ScratchpadConfig*, uint64_t> needs[] = {
+      {&config.sram.weights, copies * r * c * width},
+      {&config.sram.vmem, copies * r * width},
+      {&config.sram.accumulators, copies * c * 4}};
+  for (const auto& [pad, need] : needs)
+    if (need > pad->capacity_bytes)
+      throw InputError(fmt::format(
+          "key '{}': {} is smaller than one tile of a {}x{} {} array ({} with dma.double_buffer={})",
+          pad->key("bytes"), format_bytes(pad->capacity_bytes), r, c, dtype_name(config.mxu.dtype),
+          format_bytes(need), config.dma.double_buffer));
 }
 
 }  // namespace systolic

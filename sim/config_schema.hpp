@@ -21,6 +21,9 @@ struct ConfigKey {
   // Throws std::invalid_argument("expected <kind>, got '<text>'").
   std::function<void(ChipConfig&, const YAML::Node&)> set;
   std::function<nlohmann::ordered_json(const ChipConfig&)> get;
+  // Applied before the other keys of a file or of the --set list, whatever their order:
+  // a preset key that resets a whole section, so keys beside it can refine it.
+  bool first = false;
 };
 
 const std::vector<ConfigKey>& config_schema();

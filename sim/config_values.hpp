@@ -82,6 +82,39 @@ ConfigKey bool_key(std::string path, Ref ref, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
+// Bytes: a plain integer, or a number with a unit: B, KiB, MiB, GiB, TiB (binary) or
+// kB, MB, GB, TB (decimal); "16 MiB", "512KiB", "1.5 GiB" (must come to whole bytes).
+inline uint64_t parse_bytes(const std::string& text, const std::string& kind) {
+  static const std::vector<std::pair<std::string, long double>> units = {
+      {"TiB", 1099511627776.0L}, {"GiB", 1073741824.0L}, {"MiB", 1048576.0L}, {"KiB", 1024.0L},
+      {"TB", 1e12L}, {"GB", 1e9L}, {"MB", 1e6L}, {"kB", 1e3L}, {"B", 1.0L}};
+  std::string number = text;
+  long double scale = 1;
+  for (const auto& [unit, factor] : units)
+    if (text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0) {
+      number = text.substr(0, text.size() - unit.size());
+      while (!number.empty() && number.back() == ' ') number.pop_back();
+      scale = factor;
+      break;
+    }
+  const long double v = parse_number(number, kind) * scale;
+  if (v < 0 || v != std::floor(v) || v > 1.8e19L) expected(kind, text);
+  return static_cast<uint64_t>(v);
+}
+
+template <class Ref>
+ConfigKey size_key(std::string path, Ref ref, uint64_t lo, std::string doc) {
+  const std::string kind = fmt::format("a size >= {} B, e.g. 16 MiB", lo);
+  return {std::move(path), kind, "bytes", std::move(doc),
+          [ref, lo, kind](ChipConfig& c, const YAML::Node& n) {
+            const std::string text = scalar_text(n);
+            const uint64_t v = parse_bytes(text, kind);
+            if (v < lo) expected(kind, text);
+            ref(c) = v;
+          },
+          [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
+}
+
 template <class E, class Ref>
 ConfigKey enum_key(std::string path, Ref ref, std::vector<std::pair<std::string, E>> choices,
                    std::string doc) {

@@ -6,6 +6,8 @@ std::string engine_name(EngineKind kind, int index) {
   switch (kind) {
     case EngineKind::mxu:
       return "mxu" + std::to_string(index);
+    case EngineKind::dma:
+      return "dma" + std::to_string(index);
   }
   return "?";
 }

@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/dma/dma_descriptor.hpp"
 
 namespace systolic {
 
-enum class EngineKind { mxu };
-std::string engine_name(EngineKind kind, int index);  // "mxu0"
+enum class EngineKind { mxu, dma };
+std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1"
 
 struct EngineId {
   EngineKind kind = EngineKind::mxu;
@@ -30,7 +31,17 @@ struct MatmulOp {
   DType dtype = DType::bf16;
 };
 
-using Operation = std::variant<MatmulOp>;
+// A DMA transfer (models/dma/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided.
+using Operation = std::variant<MatmulOp, DmaOp>;
+
+// A named region of a scratchpad the compiler allocated (ping/pong tiles), for readers of
+// traces and for checking hand-written ones: regions of one scratchpad must not overlap.
+struct Buffer {
+  std::string name;
+  int space = 0;  // scratchpad id (sim/config.hpp ScratchpadId)
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
 
 struct SemWait {
   int sem = 0;
@@ -60,6 +71,7 @@ struct LayerInfo {
 
 struct Program {
   std::vector<LayerInfo> layers;
+  std::vector<Buffer> buffers;
   std::vector<std::string> semaphores;  // names; index = semaphore id
   std::vector<Stream> streams;
 };

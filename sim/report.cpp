@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "sim/error.hpp"
 
@@ -18,8 +19,17 @@ double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 struct LayerTimes {
   uint64_t first_start = std::numeric_limits<uint64_t>::max();
   uint64_t last_end = 0;
-  uint64_t busy = 0;
+  uint64_t busy = 0;      // summed over MXUs
+  uint64_t stalled = 0;   // MXUs waiting for their operands, summed
   uint64_t macs_issued = 0;
+  uint64_t hbm_read = 0, hbm_written = 0;
+  std::map<std::string, uint64_t> engine_busy;  // per engine, to find the busiest of each kind
+  uint64_t busiest(EngineKind kind) const {
+    uint64_t m = 0;
+    for (const auto& [name, b] : engine_busy)
+      if (name.rfind(engine_name(kind, 0).substr(0, 3), 0) == 0) m = std::max(m, b);
+    return m;
+  }
 };
 
 }  // namespace
@@ -40,11 +50,31 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
       auto& t = times[static_cast<size_t>(rec.layer)];
       t.first_start = std::min(t.first_start, rec.start);
       t.last_end = std::max(t.last_end, rec.end);
-      t.busy += rec.end - rec.start;
-      if (const auto* mm = std::get_if<MatmulOp>(&stream->instructions[rec.index].op))
+      t.engine_busy[e.name] += rec.end - rec.start;
+      const Operation& op = stream->instructions[rec.index].op;
+      if (const auto* mm = std::get_if<MatmulOp>(&op)) {
         t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
+        t.busy += rec.end - rec.start;
+        t.stalled += rec.start - rec.ready;
+      } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
+        if (dma->descriptor.src.is_hbm()) t.hbm_read += dma->descriptor.total_bytes();
+        if (dma->descriptor.dst.is_hbm()) t.hbm_written += dma->descriptor.total_bytes();
+      }
     }
   }
+
+  const double peak_bytes_per_cycle = config.hbm.peak_bytes_per_second() / (config.clock_mhz * 1e6);
+  const auto memory_fields = [&](json& j, uint64_t read, uint64_t written, uint64_t cycles,
+                                 uint64_t mxu_busiest, uint64_t dma_busiest) {
+    const double bytes_per_cycle = ratio(static_cast<double>(read + written), cycles);
+    j["hbm_bytes_read"] = read;
+    j["hbm_bytes_written"] = written;
+    j["hbm_gbps"] = bytes_per_cycle * config.clock_mhz * 1e6 / 1e9;
+    j["hbm_peak_share"] = ratio(bytes_per_cycle, peak_bytes_per_cycle);
+    j["dma_busy_cycles"] = dma_busiest;
+    // Whichever unit was busy longer set the pace: the busiest DMA engine or the busiest MXU.
+    j["bound"] = dma_busiest > mxu_busiest ? "memory" : "compute";
+  };
 
   json layers = json::array();
   uint64_t useful = 0, issued = 0, busy = 0;
@@ -69,17 +99,41 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                       {"macs", l.useful_macs},
                       {"macs_issued", t.macs_issued},
                       {"mxu_busy_cycles", t.busy},
+                      {"mxu_stalled_cycles", t.stalled},
                       {"utilization", ratio(l.useful_macs, all_pes * cycles)},
                       {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}});
+    memory_fields(layers.back(), t.hbm_read, t.hbm_written, cycles, t.busiest(EngineKind::mxu),
+                  t.busiest(EngineKind::dma));
   }
 
   json engines = json::array();
-  for (const auto& e : result.engines)
+  uint64_t mxu_busiest = 0, dma_busiest = 0, hbm_read = 0, hbm_written = 0;
+  for (const auto& e : result.engines) {
     engines.push_back({{"name", e.name},
                        {"instructions", e.records.size()},
                        {"busy_cycles", e.busy_cycles},
                        {"stalled_cycles", e.stalled_cycles},
                        {"idle_cycles", e.idle_cycles}});
+    if (e.id.kind == EngineKind::dma) {
+      engines.back()["bytes"] = e.dma.bytes;
+      dma_busiest = std::max(dma_busiest, e.busy_cycles);
+      hbm_read += e.dma.hbm_bytes_read;
+      hbm_written += e.dma.hbm_bytes_written;
+    } else {
+      mxu_busiest = std::max(mxu_busiest, e.busy_cycles);
+    }
+  }
+  json memory = json::object();
+  memory["hbm"] = {{"bytes_read", result.hbm.bytes_read},
+                   {"bytes_written", result.hbm.bytes_written},
+                   {"peak_gbps", config.hbm.peak_gb_per_second()},
+                   {"row_hits", result.hbm.row_hits},
+                   {"row_misses", result.hbm.row_misses},
+                   {"refreshes", result.hbm.refreshes}};
+  json pads = json::object();
+  for (const auto& p : result.scratchpads)
+    pads[p.name] = {{"bytes_read", p.bytes_read}, {"bytes_written", p.bytes_written}};
+  memory["scratchpads"] = std::move(pads);
 
   const uint64_t total = result.total_cycles;
   json report;
@@ -89,12 +143,14 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   report["workload"] = {{"name", workload.name}, {"path", workload.path}};
   report["layers"] = std::move(layers);
   report["engines"] = std::move(engines);
+  report["memory"] = std::move(memory);
   report["totals"] = {{"cycles", total},
                       {"seconds", static_cast<double>(total) / (config.clock_mhz * 1e6)},
                       {"macs", useful},
                       {"macs_issued", issued},
                       {"utilization", ratio(useful, all_pes * total)},
                       {"mapping_efficiency", ratio(issued, pes * busy)}};
+  memory_fields(report["totals"], hbm_read, hbm_written, total, mxu_busiest, dma_busiest);
   return report;
 }
 

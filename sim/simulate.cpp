@@ -35,9 +35,11 @@ class FreshContext {
 
 }  // namespace
 
-SimResult simulate(const ChipConfig& config, const Program& program, GridObserver* observer) {
+SimResult simulate(const ChipConfig& config, const Program& program, GridObserver* observer,
+                   RunProbe* probe) {
   FreshContext context;
   auto chip = std::make_unique<Chip>("chip", config, program, observer);
+  if (probe) probe->start(*chip);
   sc_core::sc_start();
 
   SimResult result;
@@ -57,8 +59,16 @@ SimResult simulate(const ChipConfig& config, const Program& program, GridObserve
     r.idle_cycles = result.total_cycles - r.busy_cycles - r.stalled_cycles;
     result.engines.push_back(std::move(r));
   }
+  // engines() lists the MXUs, then the DMA engines.
   for (size_t i = 0; i < chip->mxus().size(); ++i)
     result.engines[i].macs_issued = chip->mxus()[i]->macs_issued();
+  for (size_t i = 0; i < chip->dmas().size(); ++i)
+    result.engines[chip->mxus().size() + i].dma = chip->dmas()[i]->stats();
+  result.hbm = chip->hbm().stats();
+  for (const auto& pad : chip->scratchpads())
+    result.scratchpads.push_back({pad->name(), pad->bytes_read(), pad->bytes_written()});
+  // Last, once every result has been read: stop() may nudge time to flush waveform samples.
+  if (probe) probe->stop();
   if (!deadlocks.empty())
     throw InputError("deadlock: no engine can make progress" + deadlocks);
   return result;

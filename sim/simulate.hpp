@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "models/chip/engine.hpp"
+#include "models/dma/dma_core.hpp"
+#include "models/hbm/hbm_core.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/config.hpp"
 #include "sim/program.hpp"
@@ -21,16 +23,37 @@ struct EngineResult {
   uint64_t stalled_cycles = 0;  // waiting on semaphores (data not ready)
   uint64_t idle_cycles = 0;     // stream finished or empty, until the run ends
   uint64_t macs_issued = 0;
+  DmaStats dma;  // DMA engines only
+};
+
+struct ScratchpadResult {
+  std::string name;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
 };
 
 struct SimResult {
   uint64_t total_cycles = 0;
   std::vector<EngineResult> engines;
+  HbmStats hbm;
+  std::vector<ScratchpadResult> scratchpads;
+};
+
+class Chip;
+
+// Optional instrumentation of one run (waveforms, sim/viz/vcd_tracer.hpp), inside the run's
+// SystemC context: start() sees the elaborated chip before the simulation starts (sc_trace
+// files are opened there), stop() is called once it has stopped.
+class RunProbe {
+ public:
+  virtual ~RunProbe() = default;
+  virtual void start(const Chip& chip) = 0;
+  virtual void stop() = 0;
 };
 
 // Throws InputError for a program that deadlocks (naming each blocked engine and instruction)
 // or does not fit the chip.
 SimResult simulate(const ChipConfig& config, const Program& program,
-                   GridObserver* observer = nullptr);
+                   GridObserver* observer = nullptr, RunProbe* probe = nullptr);
 
 }  // namespace systolic

@@ -1,7 +1,8 @@
 #pragma once
-// One chip: the semaphores its engines synchronise through and one engine per hardware unit,
-// each fed its instruction stream from the program. Later blocks (VPU, DMA, HBM, SRAM, ICI)
-// join here as members wired to the engines that use them.
+// One chip: the semaphores its engines synchronise through, one engine per hardware unit fed
+// its instruction stream from the program, and the memories they share: HBM (behind every DMA
+// engine) and the scratchpads (vmem, weights, accumulators). With memory.ideal the memories
+// still exist but no instruction touches them.
 #include <systemc>
 
 #include <memory>
@@ -9,7 +10,10 @@
 
 #include "models/chip/engine.hpp"
 #include "models/chip/semaphores.hpp"
+#include "models/dma/dma_engine.hpp"
+#include "models/hbm/hbm_core.hpp"
 #include "models/mxu/mxu_engine.hpp"
+#include "models/sram/scratchpad.hpp"
 #include "sim/config.hpp"
 #include "sim/program.hpp"
 
@@ -22,13 +26,19 @@ class Chip : public sc_core::sc_module {
        GridObserver* observer = nullptr);
 
   const std::vector<MxuEngine*>& mxus() const { return mxus_; }
+  const std::vector<DmaEngine*>& dmas() const { return dmas_; }
   std::vector<const Engine*> engines() const;
   const SemaphoreBank& semaphores() const { return semaphores_; }
+  const HbmCore& hbm() const { return hbm_; }
+  const std::vector<std::unique_ptr<Scratchpad>>& scratchpads() const { return scratchpads_; }
 
  private:
   SemaphoreBank semaphores_;
+  HbmCore hbm_;
+  std::vector<std::unique_ptr<Scratchpad>> scratchpads_;  // indexed by ScratchpadId
   std::vector<std::unique_ptr<Engine>> owned_;
   std::vector<MxuEngine*> mxus_;
+  std::vector<DmaEngine*> dmas_;
 };
 
 }  // namespace systolic

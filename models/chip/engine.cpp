@@ -20,9 +20,13 @@ void Engine::run() {
     rec.index = static_cast<int>(i);
     rec.layer = instr.layer;
     rec.ready = now_cycles();
+    stalled_ = true;
     for (const auto& w : instr.waits) semaphores_.wait_until(w.sem, w.at_least);
+    stalled_ = false;
     rec.start = now_cycles();
+    busy_ = true;
     execute(instr);
+    busy_ = false;
     rec.end = now_cycles();
     records_.push_back(rec);
     for (int s : instr.signals) semaphores_.signal(s);

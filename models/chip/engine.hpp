@@ -33,6 +33,9 @@ class Engine : public sc_core::sc_module {
   bool finished() const { return records_.size() == stream_.size(); }
   // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".
   std::string blocked_reason() const;
+  // For waveforms (sc_trace): true while executing an instruction / waiting on its semaphores.
+  const bool& busy_flag() const { return busy_; }
+  const bool& stalled_flag() const { return stalled_; }
 
  protected:
   // Performs the instruction, advancing simulated time with wait().
@@ -45,6 +48,7 @@ class Engine : public sc_core::sc_module {
   std::vector<Instruction> stream_;
   SemaphoreBank& semaphores_;
   std::vector<InstrRecord> records_;
+  bool busy_ = false, stalled_ = false;
 };
 
 }  // namespace systolic

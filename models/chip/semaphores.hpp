@@ -16,6 +16,8 @@ class SemaphoreBank {
   void wait_until(int sem, uint64_t at_least);
   void signal(int sem);
   uint64_t value(int sem) const { return values_.at(static_cast<size_t>(sem)); }
+  // Stable for the bank's lifetime (the counters never move), for sc_trace.
+  const uint64_t& value_ref(int sem) const { return values_.at(static_cast<size_t>(sem)); }
   size_t size() const { return values_.size(); }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "models/chip/engine.hpp"
 #include "models/mxu/mxu_core.hpp"
+#include "models/sram/scratchpad.hpp"
 
 namespace systolic {
 
@@ -16,6 +17,10 @@ class MxuEngine : public Engine {
 
   uint64_t macs_issued() const { return macs_issued_; }
 
+  // With a real memory system: count the operand bytes each matmul moves through the
+  // scratchpads (indexed by ScratchpadId), for traffic and energy reports.
+  void attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape);
+
  protected:
   void execute(const Instruction& instruction) override;
 
@@ -23,6 +28,8 @@ class MxuEngine : public Engine {
   std::unique_ptr<MxuCore> core_;
   uint64_t seed_;
   uint64_t macs_issued_ = 0;
+  std::vector<Scratchpad*> scratchpads_;
+  ArrayShape shape_;
 };
 
 }  // namespace systolic

@@ -2,12 +2,28 @@
 // One description of each operation's fields, walked by both the writer and the reader, so
 // the two cannot drift apart. Adding an operation = a `fields` overload + a name in kOps.
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <variant>
 
 #include "models/common/dtype.hpp"
 #include "sim/program.hpp"
 
 namespace systolic::trace_detail {
+
+// Scratchpad names in traces, indexed by ScratchpadId; HBM is "hbm".
+inline constexpr const char* kSpaces[] = {"vmem", "weights", "accumulators"};
+
+template <class Visitor>
+void fields(DmaOp& op, Visitor& v) {
+  v.endpoint("src", op.descriptor.src);
+  v.endpoint("dst", op.descriptor.dst);
+  v.integer("elem", op.descriptor.element_bytes, 1);
+  v.triple("shape", op.descriptor.shape);
+  v.triple("src_stride", op.descriptor.src.stride);
+  v.triple("dst_stride", op.descriptor.dst.stride);
+}
 
 template <class Visitor>
 void fields(MatmulOp& op, Visitor& v) {
@@ -23,6 +39,18 @@ struct OpName {
   EngineKind engine;  // the only engine kind that may execute it
 };
 // Indexed like the Operation variant.
-inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}};
+inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}, {"dma", EngineKind::dma}};
+static_assert(std::size(kOps) == std::variant_size_v<Operation>);
+
+// A default-constructed operation of variant alternative `index`.
+template <size_t... I>
+Operation make_op(size_t index, std::index_sequence<I...>) {
+  Operation op;
+  ((index == I ? (op = std::variant_alternative_t<I, Operation>{}, 0) : 0), ...);
+  return op;
+}
+inline Operation make_op(size_t index) {
+  return make_op(index, std::make_index_sequence<std::variant_size_v<Operation>>{});
+}
 
 }  // namespace systolic::trace_detail

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <array>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -17,6 +18,22 @@ namespace {
 using trace_detail::Token;
 
 // Reads one line's key=value pairs; every key must be consumed exactly once.
+// Decimal or 0x-hex, all of the text; throws std::invalid_argument otherwise.
+uint64_t parse_unsigned(const std::string& v, const char* key = nullptr, const std::string& whole = "") {
+  size_t used = 0;
+  uint64_t x = 0;
+  try {
+    x = std::stoull(v, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty()) {
+    if (key) throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, whole));
+    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", v));
+  }
+  return x;
+}
+
 class Fields {
  public:
   explicit Fields(const std::vector<Token>& tokens, size_t first) {
@@ -38,16 +55,47 @@ class Fields {
   }
   int64_t integer(const char* key, int64_t min) {
     const std::string v = text(key);
-    size_t used = 0;
-    int64_t x = 0;
-    try {
-      x = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || v.empty() || x < min)
+    const uint64_t x = parse_unsigned(v);
+    if (v.empty() || v[0] == '-' || x > static_cast<uint64_t>(INT64_MAX) || static_cast<int64_t>(x) < min)
       throw std::invalid_argument(fmt::format("key '{}': expected an integer >= {}, got '{}'", key, min, v));
-    return x;
+    return static_cast<int64_t>(x);
+  }
+  // "hbm:0x1000" or "<scratchpad>:<offset>".
+  DmaEndpoint endpoint(const char* key) {
+    const std::string v = text(key);
+    const auto colon = v.find(':');
+    const std::string space = v.substr(0, colon);
+    DmaEndpoint e;
+    bool ok = colon != std::string::npos;
+    if (ok && space != "hbm") {
+      e.space = -2;
+      for (size_t i = 0; i < std::size(trace_detail::kSpaces); ++i)
+        if (space == trace_detail::kSpaces[i]) e.space = static_cast<int>(i);
+      ok = e.space >= 0;
+    }
+    if (ok) {
+      const std::string addr = v.substr(colon + 1);
+      e.base = parse_unsigned(addr);
+      ok = !addr.empty() && addr[0] != '-';
+    }
+    if (!ok)
+      throw std::invalid_argument(fmt::format(
+          "key '{}': expected <space>:<address> with space hbm, vmem, weights or accumulators, got '{}'", key, v));
+    return e;
+  }
+  std::array<uint64_t, 3> triple(const char* key) {
+    const std::string v = text(key);
+    std::array<uint64_t, 3> out{};
+    size_t pos = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t x = i < 2 ? v.find('x', pos) : v.size();
+      const std::string part = v.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+      if (x == std::string::npos || part.empty() || part[0] == '-')
+        throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, v));
+      out[i] = parse_unsigned(part, key, v);
+      pos = x + 1;
+    }
+    return out;
   }
   DType dtype(const char* key) {
     const std::string v = text(key);
@@ -70,8 +118,16 @@ class Fields {
 struct FieldReader {
   Fields& f;
   std::vector<std::string> keys;
-  void integer(const char* key, int64_t& v, int64_t min) { keys.push_back(key), v = f.integer(key, min); }
+  template <class T>
+  void integer(const char* key, T& v, int64_t min) { keys.push_back(key), v = static_cast<T>(f.integer(key, min)); }
   void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+  void endpoint(const char* key, DmaEndpoint& e) {
+    keys.push_back(key);
+    const auto stride = e.stride;  // read separately (src_stride / dst_stride)
+    e = f.endpoint(key);
+    e.stride = stride;
+  }
+  void triple(const char* key, std::array<uint64_t, 3>& v) { keys.push_back(key), v = f.triple(key); }
 };
 
 class Parser {
@@ -107,6 +163,7 @@ class Parser {
     if (word == "chip") return chip(t);
     if (word == "layer") return layer(t);
     if (word == "sem") return semaphore(t);
+    if (word == "buffer") return buffer(t);
     if (word == "stream") return stream(t);
     instruction(t);
   }
@@ -151,6 +208,35 @@ class Parser {
     program_.layers.push_back(l);
   }
 
+  // buffer <name> space=<scratchpad> offset=<bytes> bytes=<bytes>: inside its scratchpad and
+  // overlapping no other buffer (every buffer is live for the whole program).
+  void buffer(const std::vector<Token>& t) {
+    if (t.size() < 2 || !t[1].key.empty()) fail("expected 'buffer <name> space=... offset=... bytes=...'");
+    Fields f(t, 2);
+    Buffer b;
+    b.name = t[1].value;
+    const std::string space = f.text("space");
+    b.space = -1;
+    for (size_t i = 0; i < std::size(trace_detail::kSpaces); ++i)
+      if (space == trace_detail::kSpaces[i]) b.space = static_cast<int>(i);
+    if (b.space < 0)
+      fail(fmt::format("buffer '{}': expected space vmem, weights or accumulators, got '{}'", b.name, space));
+    b.offset = static_cast<uint64_t>(f.integer("offset", 0));
+    b.bytes = static_cast<uint64_t>(f.integer("bytes", 1));
+    f.expect_consumed({"space", "offset", "bytes"});
+    const ScratchpadConfig& pad = config_.sram.all()[static_cast<size_t>(b.space)];
+    if (b.offset > pad.capacity_bytes || b.bytes > pad.capacity_bytes - b.offset)
+      fail(fmt::format("buffer '{}' [{:#x}, {:#x}) is out of bounds: {} holds {} ({})", b.name, b.offset,
+                       b.offset + b.bytes, space, format_bytes(pad.capacity_bytes), pad.key("bytes")));
+    for (const Buffer& o : program_.buffers) {
+      if (o.name == b.name) fail(fmt::format("buffer '{}' declared twice", b.name));
+      if (o.space == b.space && b.offset < o.offset + o.bytes && o.offset < b.offset + b.bytes)
+        fail(fmt::format("buffer '{}' [{:#x}, {:#x}) overlaps live buffer '{}' [{:#x}, {:#x}) in {}", b.name,
+                         b.offset, b.offset + b.bytes, o.name, o.offset, o.offset + o.bytes, space));
+    }
+    program_.buffers.push_back(b);
+  }
+
   void semaphore(const std::vector<Token>& t) {
     if (t.size() != 2 || !t[1].key.empty()) fail("expected 'sem <name>'");
     if (!sems_.emplace(t[1].value, static_cast<int>(program_.semaphores.size())).second)
@@ -162,16 +248,21 @@ class Parser {
     if (!seen_chip_) fail("expected the 'chip rows=... cols=... mxus=...' line before any stream");
     if (t.size() != 2 || !t[1].key.empty()) fail("expected 'stream <engine>', e.g. 'stream mxu0'");
     const std::string& e = t[1].value;
-    const std::string prefix = "mxu";
-    int index = -1;
-    if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() &&
-        e.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
-      index = std::stoi(e.substr(prefix.size()));
-    if (index < 0 || index >= config_.mxu.count)
-      fail(fmt::format("unknown engine '{}': this chip has mxu0..mxu{}", e, config_.mxu.count - 1));
+    const int mxus = static_cast<int>(config_.mxu.count), dmas = static_cast<int>(config_.dma.engine.engines);
+    EngineId id{EngineKind::mxu, -1};
+    for (EngineKind kind : {EngineKind::mxu, EngineKind::dma}) {
+      const std::string prefix = engine_name(kind, 0).substr(0, 3);
+      const int count = kind == EngineKind::mxu ? mxus : dmas;
+      if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() && e.size() < prefix.size() + 6 &&
+          e.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
+          std::stoi(e.substr(prefix.size())) < count)
+        id = {kind, std::stoi(e.substr(prefix.size()))};
+    }
+    if (id.index < 0)
+      fail(fmt::format("unknown engine '{}': this chip has mxu0..mxu{} and dma0..dma{}", e, mxus - 1, dmas - 1));
     for (const auto& s : program_.streams)
-      if (s.engine.index == index) fail(fmt::format("stream '{}' given twice", e));
-    program_.streams.push_back({{EngineKind::mxu, index}, {}});
+      if (s.engine == id) fail(fmt::format("stream '{}' given twice", e));
+    program_.streams.push_back({id, {}});
   }
 
   void instruction(const std::vector<Token>& t) {
@@ -194,9 +285,8 @@ class Parser {
     if (instr.layer >= static_cast<int>(program_.layers.size()))
       fail(fmt::format("layer {} is not declared (declare it with a 'layer' line first)", instr.layer));
     FieldReader reader{f, {"layer", "wait", "signal"}};
-    MatmulOp op;  // the only operation today; std::variant dispatch joins with the second
-    trace_detail::fields(op, reader);
-    instr.op = op;
+    instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
+    std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
     f.expect_consumed(reader.keys);
     for (const auto& w : f.all("wait")) {
       const auto ge = w.rfind(">=");

@@ -9,8 +9,15 @@ namespace {
 
 struct FieldWriter {
   std::string out;
-  void integer(const char* key, int64_t v, int64_t) { out += fmt::format(" {}={}", key, v); }
+  template <class T>
+  void integer(const char* key, T v, int64_t) { out += fmt::format(" {}={}", key, v); }
   void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
+  void endpoint(const char* key, const DmaEndpoint& e) {
+    out += fmt::format(" {}={}:{:#x}", key, e.is_hbm() ? "hbm" : trace_detail::kSpaces[e.space], e.base);
+  }
+  void triple(const char* key, const std::array<uint64_t, 3>& v) {
+    out += fmt::format(" {}={}x{}x{}", key, v[0], v[1], v[2]);
+  }
 };
 
 }  // namespace
@@ -27,12 +34,16 @@ std::string write_trace(const Program& program, const ChipConfig& config) {
                        quote(l.source));
   }
   out += "\n";
+  for (const auto& b : program.buffers)
+    out += fmt::format("buffer {} space={} offset={:#x} bytes={}\n", quote(b.name),
+                       trace_detail::kSpaces[b.space], b.offset, b.bytes);
+  if (!program.buffers.empty()) out += "\n";
   for (const auto& s : program.semaphores) out += fmt::format("sem {}\n", quote(s));
   for (const Stream& s : program.streams) {
     out += fmt::format("\nstream {}\n", engine_name(s.engine.kind, s.engine.index));
     for (const Instruction& instr : s.instructions) {
       FieldWriter w;
-      std::visit([&](auto op) { trace_detail::fields(op, w); }, instr.op);
+      std::visit([&](auto op) { trace_detail::fields(op, w); }, instr.op);  // a copy: fields() takes non-const
       out += fmt::format("  {} layer={}{}", trace_detail::kOps[instr.op.index()].name, instr.layer, w.out);
       for (const auto& wt : instr.waits)
         out += fmt::format(" wait={}>={}", quote(program.semaphores[wt.sem]), wt.at_least);

@@ -36,7 +36,7 @@ TEST_CASE("one MXU runs layers back to back", "[simulate]") {
     const auto cfg = tiny(1, model);
     const SimResult r = simulate(cfg, compile(cfg, w));
     CHECK(r.total_cycles == 42);
-    REQUIRE(r.engines.size() == 1);
+    REQUIRE(r.engines[0].name == "mxu0");
     CHECK(r.engines[0].busy_cycles == 42);
     CHECK(r.engines[0].records[1].start == 22);
     CHECK(r.engines[0].macs_issued == 6 * 8 * 4 + 2 * 3 * 9);

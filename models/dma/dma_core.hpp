@@ -1,0 +1,106 @@
+#pragma once
+// One DMA engine's timing, in plain C++ (no SystemC). A descriptor becomes contiguous runs on
+// its HBM side(s), cut into requests of at most request_bytes (aligned, so one request is one
+// HBM chunk), which are issued in time order to the shared HbmCore:
+//   - at most max_outstanding requests in flight: request i issues when request
+//     i - max_outstanding has completed (slots are reused in issue order);
+//   - an SRAM side books a port of its scratchpad: written after the HBM data arrives
+//     (HBM -> SRAM), or read before the HBM write is issued (SRAM -> HBM).
+// Temporal decoupling (like TLM's quantum keeper): issue_until(horizon) books every request
+// whose issue time is <= horizon and stops, so the SystemC wrapper books at most a quantum Q
+// ahead of the kernel's time and then yields; other engines then book their requests for the
+// same stretch of time and the shared data buses interleave them. docs/memory.md derives the
+// error bound. Time is SystemC ps (1000 per core cycle).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/dma/dma_descriptor.hpp"
+#include "models/hbm/hbm_core.hpp"
+#include "models/sram/scratchpad.hpp"
+
+namespace systolic {
+
+struct DmaConfigIssue {
+  std::string field;  // the proposed config key, "dma.max_outstanding"
+  std::string expected;
+  std::string got;
+  std::string message() const { return field + ": expected " + expected + ", got " + got; }
+};
+
+struct DmaConfig {
+  uint32_t engines = 4;            // DMA engines per chip (used by the chip, not by one core)
+  uint64_t request_bytes = 0;      // largest HBM request; 0: the HBM chunk size
+  uint32_t max_outstanding = 512;  // requests in flight per engine
+  uint64_t quantum_cycles = 1000;  // Q: how far an engine books ahead before yielding
+  std::optional<DmaConfigIssue> validate() const;  // fields: dma.engines, dma.request_bytes, ...
+};
+
+struct DmaStats {
+  uint64_t descriptors = 0;
+  uint64_t bytes = 0;              // sum of descriptors' total_bytes()
+  uint64_t hbm_bytes_read = 0;
+  uint64_t hbm_bytes_written = 0;
+  uint64_t sram_bytes_read = 0;
+  uint64_t sram_bytes_written = 0;
+  uint64_t requests = 0;           // HBM requests (or SRAM-to-SRAM pieces)
+  uint64_t busy_ps = 0;            // sum over descriptors of (completion - start)
+};
+
+class DmaCore {
+ public:
+  // `scratchpads[id]` serves DmaEndpoint::space == id. Both must outlive the core.
+  // Throws std::invalid_argument for an invalid config.
+  DmaCore(HbmCore& hbm, std::vector<Scratchpad*> scratchpads, const DmaConfig& config);
+
+  // nullopt when the descriptor can run, else what is wrong ("dma descriptor: destination
+  // [0, 4096) is past the end of vmem (...)"): for checking a program before simulating it.
+  std::optional<std::string> check(const DmaDescriptor& d) const;
+  // Begins a descriptor at now_ps (the previous one must be fully issued). Throws
+  // std::invalid_argument with check()'s message for a descriptor that cannot run.
+  void start(const DmaDescriptor& d, uint64_t now_ps);
+  // Issues requests while the next one's issue time is <= horizon_ps. True when all are issued.
+  bool issue_until(uint64_t horizon_ps);
+  bool issued_all() const { return legs_left_ == 0; }
+  uint64_t next_issue_ps() const;  // when the next request may issue
+  uint64_t completion_ps() const { return completion_; }  // of the current descriptor so far
+  // A whole descriptor with no kernel in between (one engine alone): returns its completion.
+  uint64_t run(const DmaDescriptor& d, uint64_t now_ps);
+
+  uint64_t request_bytes() const { return request_bytes_; }
+  const DmaStats& stats() const { return stats_; }
+
+ private:
+  struct Leg {
+    RunCursor cursor;
+    uint64_t offset = 0;  // bytes of the current run already issued
+    uint64_t issued = 0;
+    bool write = false;   // HBM write (destination leg)
+    bool hbm = true;      // false: SRAM -> SRAM, no HBM side
+    bool active = false;
+  };
+  void issue_one();
+  // The endpoint's scratchpad (null for HBM); sets `error` when the side cannot be served.
+  Scratchpad* scratchpad(const DmaEndpoint& e, const char* side, const DmaDescriptor& d,
+                         std::string& error) const;
+
+  HbmCore& hbm_;
+  std::vector<Scratchpad*> scratchpads_;
+  DmaConfig config_;
+  uint64_t request_bytes_;
+  bool request_pow2_;
+  std::vector<uint64_t> window_;  // completion time per in-flight slot
+  uint64_t slot_ = 0;
+  Leg legs_[2];
+  int legs_left_ = 0;
+  Scratchpad* src_sram_ = nullptr;
+  Scratchpad* dst_sram_ = nullptr;
+  uint64_t start_ = 0;
+  uint64_t issue_ = 0;  // issue time of the last request (issue times never go back)
+  uint64_t completion_ = 0;
+  bool counted_ = true;  // busy_ps holds the current descriptor
+  DmaStats stats_;
+};
+
+}  // namespace systolic

@@ -1,0 +1,193 @@
+#include "models/hbm/hbm_core.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace systolic {
+namespace {
+
+const HbmConfig& checked(const HbmConfig& c) {
+  if (auto bad = c.validate()) throw std::invalid_argument("hbm." + bad->message());
+  return c;
+}
+
+}  // namespace
+
+HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0) {
+  if (pow2)
+    while ((uint64_t{1} << shift) < v) ++shift;
+}
+
+HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
+    : config_(checked(config)), ps_per_ns_(core_clock_mhz) {
+  if (!(core_clock_mhz > 0)) throw std::invalid_argument("hbm: core clock must be > 0 MHz");
+  t_rcd_ = ns_to_ps(config_.t_rcd_ns);
+  t_rp_ = ns_to_ps(config_.t_rp_ns);
+  t_cl_ = ns_to_ps(config_.t_cl_ns);
+  t_ras_ = ns_to_ps(config_.t_ras_ns);
+  t_rrd_ = ns_to_ps(config_.t_rrd_ns);
+  t_faw_ = ns_to_ps(config_.t_faw_ns);
+  t_refi_ = ns_to_ps(config_.t_refi_ns);
+  t_rfc_ = ns_to_ps(config_.t_rfc_ns);
+  refresh_on_ = t_rfc_ > 0;
+
+  const uint64_t grain = std::min(config_.page_bytes, config_.interleave_bytes);
+  interleave_ = Divider(config_.interleave_bytes);
+  pcs_ = Divider(config_.pseudo_channel_count());
+  page_ = Divider(config_.page_bytes);
+  banks_ = Divider(config_.banks);
+  chunk_ = Divider(config_.chunk_bytes);
+  grain_ = Divider(grain);
+  burst_ = Divider(config_.burst_bytes());
+  channels_ = config_.channels;
+
+  // Pieces are cut on burst-aligned boundaries, so one holds at most this many bursts.
+  const uint64_t max_bursts = std::min(config_.chunk_bytes, grain) / config_.burst_bytes();
+  const double burst_ps = config_.burst_ns() * ps_per_ns_;
+  xfer_ps_.resize(max_bursts + 1);
+  for (uint64_t b = 0; b <= max_bursts; ++b)
+    xfer_ps_[b] = static_cast<uint64_t>(std::ceil(static_cast<double>(b) * burst_ps - 1e-6));
+
+  pc_.resize(config_.pseudo_channel_count());
+  for (auto& p : pc_) p.next_refresh = t_refi_;
+  bank_.resize(config_.pseudo_channel_count() * config_.banks);
+  stats_.channel_busy_ps.assign(config_.channels, 0);
+}
+
+uint64_t HbmCore::ns_to_ps(double ns) const {
+  return static_cast<uint64_t>(std::llround(ns * ps_per_ns_));
+}
+
+double HbmCore::peak_bytes_per_ps() const {
+  return config_.peak_bytes_per_second() / (ps_per_ns_ * 1e9);
+}
+
+uint64_t HbmCore::transfer_ps(uint64_t bytes) const {
+  const uint64_t bursts = burst_.div(bytes + config_.burst_bytes() - 1);
+  if (bursts < xfer_ps_.size()) return xfer_ps_[bursts];
+  return static_cast<uint64_t>(
+      std::ceil(static_cast<double>(bursts) * config_.burst_ns() * ps_per_ns_ - 1e-6));
+}
+
+// Interleave block -> pseudo-channel. Consecutive blocks rotate over every pseudo-channel;
+// each further round of blocks is rotated by a hash of its index, as memory controllers hash
+// upper address bits into the channel select: a strided walk (a column of a row-major matrix)
+// then spreads over all channels instead of hammering the few its stride lands on. A rotation
+// per round keeps the mapping one-to-one for any number of pseudo-channels.
+uint64_t HbmCore::pseudo_channel_of(uint64_t unit) const {
+  const uint64_t round = pcs_.div(unit);
+  const uint64_t rotation = (round * 0x9E3779B97F4A7C15ull) >> 40;
+  return pcs_.mod(pcs_.mod(unit) + pcs_.mod(rotation));
+}
+
+HbmLocation HbmCore::locate(uint64_t addr) const {
+  const uint64_t unit = interleave_.div(addr);
+  const uint64_t pc = pseudo_channel_of(unit);
+  const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(addr);
+  const uint64_t row_index = page_.div(local);
+  HbmLocation loc;
+  loc.channel = static_cast<uint32_t>(pc % channels_);
+  loc.pseudo_channel = static_cast<uint32_t>(pc / channels_);
+  loc.bank = static_cast<uint32_t>(banks_.mod(row_index));
+  loc.row = banks_.div(row_index);
+  loc.column = page_.mod(local);
+  return loc;
+}
+
+uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
+  if (bytes == 0) return now_ps;
+  if (addr >= config_.capacity_bytes || bytes > config_.capacity_bytes - addr)
+    throw std::out_of_range(fmt::format("hbm: access [{:#x}, {:#x}) is past the capacity of {} B",
+                                        addr, addr + bytes, config_.capacity_bytes));
+  ++stats_.requests;
+  (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
+  const uint64_t end = addr + bytes;
+  uint64_t done = now_ps;
+  for (uint64_t a = addr; a < end;) {
+    const uint64_t next =
+        std::min({end, (chunk_.div(a) + 1) * config_.chunk_bytes, (grain_.div(a) + 1) * grain_.d});
+    // Address -> (pseudo-channel, bank, row): the piece lies in one interleave block and row.
+    const uint64_t unit = interleave_.div(a);
+    const uint64_t pc = pseudo_channel_of(unit);
+    const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(a);
+    const uint64_t row_index = page_.div(local);
+    const uint64_t bursts = burst_.div(next - 1) - burst_.div(a) + 1;
+    const uint64_t t = chunk(pc, static_cast<uint32_t>(pc % channels_),
+                             static_cast<uint32_t>(banks_.mod(row_index)), banks_.div(row_index),
+                             bursts, now_ps);
+    done = std::max(done, t);
+    a = next;
+  }
+  stats_.last_completion_ps = std::max(stats_.last_completion_ps, done);
+  return done;
+}
+
+// All-bank refresh of one pseudo-channel: the one due (or, after an idle stretch, the latest
+// one due by `now`) starts when the bus is free, closes every row and blocks for tRFC.
+void HbmCore::refresh(uint64_t pc, uint64_t now) {
+  PseudoChannel& p = pc_[pc];
+  uint64_t due = p.next_refresh;
+  if (now >= due + t_refi_) {  // refreshes that came and went while the pseudo-channel idled
+    const uint64_t skipped = (now - due) / t_refi_;
+    due += skipped * t_refi_;
+    stats_.refreshes += skipped;
+  }
+  Bank* banks = &bank_[pc * config_.banks];
+  uint64_t start = std::max(due, p.bus_free);
+  for (uint32_t b = 0; b < config_.banks; ++b)
+    if (banks[b].open_row >= 0) start = std::max(start, banks[b].ras_ready);
+  const uint64_t end = start + t_rfc_;
+  for (uint32_t b = 0; b < config_.banks; ++b) {
+    banks[b].open_row = -1;
+    banks[b].ready = std::max(banks[b].ready, end);
+  }
+  p.bus_free = std::max(p.bus_free, end);
+  p.rrd_ready = std::max(p.rrd_ready, end);
+  p.next_refresh = due + t_refi_;
+  ++stats_.refreshes;
+}
+
+uint64_t HbmCore::chunk(uint64_t pc, uint32_t channel, uint32_t bank, uint64_t row, uint64_t bursts,
+                        uint64_t now) {
+  PseudoChannel& p = pc_[pc];
+  Bank& b = bank_[pc * config_.banks + bank];
+  bool hit = false;
+  uint64_t act = 0;
+  uint64_t data_start = 0;
+  for (;;) {
+    hit = b.open_row == static_cast<int64_t>(row);
+    const uint64_t cmd = std::max(now, b.ready);
+    if (hit) {
+      data_start = std::max(p.bus_free, cmd + t_cl_);
+    } else {
+      act = b.open_row >= 0 ? std::max(cmd, b.ras_ready) + t_rp_ : cmd;
+      act = std::max({act, p.rrd_ready, p.faw_ready[p.faw_pos]});
+      data_start = std::max(p.bus_free, act + t_rcd_ + t_cl_);
+    }
+    if (!refresh_on_ || data_start < p.next_refresh) break;
+    refresh(pc, now);  // due before this chunk's data: it goes first, then we reschedule
+  }
+  const uint64_t xfer = xfer_ps_[bursts];
+  const uint64_t data_end = data_start + xfer;
+  ++stats_.chunks;
+  if (hit) {
+    ++stats_.row_hits;
+  } else {
+    ++stats_.row_misses;
+    if (b.open_row >= 0) ++stats_.row_conflicts;
+    b.open_row = static_cast<int64_t>(row);
+    b.ras_ready = act + t_ras_;
+    p.rrd_ready = act + t_rrd_;
+    p.faw_ready[p.faw_pos] = act + t_faw_;
+    p.faw_pos = (p.faw_pos + 1) & 3;
+  }
+  b.ready = data_end - t_cl_;  // a following hit's data can follow this one back to back
+  p.bus_free = data_end;
+  stats_.channel_busy_ps[channel] += xfer;
+  return data_end;
+}
+
+}  // namespace systolic

@@ -1,0 +1,78 @@
+#pragma once
+// An on-chip SRAM scratchpad (vector memory for activations, weight buffer, accumulators):
+// capacity, banks, ports of a fixed width. Plain C++ (no SystemC). The compiler allocates
+// buffers; this block knows whether a tile fits, how long a port takes to move bytes, books
+// ports first come first served, and counts the bytes read and written (for energy).
+// Time: ps are SystemC ps, 1000 per core cycle; ports move `port_bytes_per_cycle` per cycle.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace systolic {
+
+struct ScratchpadIssue {
+  std::string field;  // the proposed config key, "sram.vmem_bytes"
+  std::string expected;
+  std::string got;
+  std::string message() const { return field + ": expected " + expected + ", got " + got; }
+};
+
+struct ScratchpadConfig {
+  std::string name = "vmem";  // "vmem", "weights", "accumulators": keys are sram.<name>_<field>
+  uint64_t capacity_bytes = 16ull << 20;
+  uint32_t banks = 16;                 // capacity splits evenly over them
+  uint64_t port_bytes_per_cycle = 512;
+  uint32_t ports = 2;                  // each moves port_bytes_per_cycle; all can run at once
+
+  std::string key(const std::string& field) const { return "sram." + name + "_" + field; }
+  // The first impossible value, naming its key: sram.<name>_bytes, _banks, _port_bytes, _ports.
+  std::optional<ScratchpadIssue> validate() const;
+};
+
+class Scratchpad {
+ public:
+  // Throws std::invalid_argument with ScratchpadIssue::message() for an invalid config.
+  explicit Scratchpad(ScratchpadConfig config);
+
+  const std::string& name() const { return config_.name; }
+  const ScratchpadConfig& config() const { return config_; }
+  uint64_t capacity_bytes() const { return config_.capacity_bytes; }
+
+  // Cycles one port needs for `bytes` (rounded up to whole cycles; 0 for 0 bytes).
+  uint64_t transfer_cycles(uint64_t bytes) const;
+  // Books the port that frees first for `bytes` from ready_ps on, counts them as read or
+  // written, and returns the time the transfer ends.
+  uint64_t access(bool write, uint64_t bytes, uint64_t ready_ps);
+  // Counting without timing, for users that time the port themselves.
+  void count_read(uint64_t bytes) { bytes_read_ += bytes; }
+  void count_write(uint64_t bytes) { bytes_written_ += bytes; }
+
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t port_busy_ps() const { return port_busy_ps_; }  // summed over ports
+
+  // nullopt when `bytes` fit, else e.g. "sram.weights_bytes = 16384 B (16 KiB) is smaller than
+  // a 128x128 bf16 weight tile (32768 B, 32 KiB)".
+  std::optional<std::string> check_fits(uint64_t bytes, const std::string& what) const;
+  // Whether [offset, offset + bytes) lies inside the scratchpad.
+  bool contains(uint64_t offset, uint64_t bytes) const {
+    return offset <= config_.capacity_bytes && bytes <= config_.capacity_bytes - offset;
+  }
+
+ private:
+  ScratchpadConfig config_;
+  std::vector<uint64_t> port_free_;
+  uint64_t bytes_read_ = 0;
+  uint64_t bytes_written_ = 0;
+  uint64_t port_busy_ps_ = 0;
+};
+
+// "16384 B (16 KiB)": exact bytes, and binary units when they are whole.
+std::string format_bytes(uint64_t bytes);
+
+// Reference scratchpads (sources in the .cpp): vmem, weights, accumulators.
+std::vector<ScratchpadConfig> tpu_v1_scratchpads();
+std::vector<ScratchpadConfig> tpu_v4i_scratchpads();
+
+}  // namespace systolic

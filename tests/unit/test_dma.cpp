@@ -1,0 +1,354 @@
+// DMA: descriptors to contiguous runs (worked by hand), conservation of bytes between the
+// descriptors and HBM, sustained bandwidth through the DMA, and engines contending for HBM in
+// SystemC (each simulation in a fresh simulation context).
+#include <catch2/catch.hpp>
+
+#include <systemc>
+
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <variant>
+#include <vector>
+
+#include "models/chip/semaphores.hpp"
+#include "models/dma/dma_core.hpp"
+#include "models/dma/dma_engine.hpp"
+#include "models/hbm/hbm_core.hpp"
+#include "models/sram/scratchpad.hpp"
+
+using namespace systolic;
+
+namespace {
+
+// SystemC elaborates once per context: each simulation gets its own (as sim/simulate.cpp does).
+// Declare it before the modules so that they are destroyed first.
+class FreshContext {
+ public:
+  FreshContext() {
+    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+    context_ = new sc_core::sc_simcontext();
+    sc_core::sc_curr_simcontext = context_;
+    sc_core::sc_default_global_context = context_;
+  }
+  ~FreshContext() {
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+    delete context_;
+  }
+  FreshContext(const FreshContext&) = delete;
+  FreshContext& operator=(const FreshContext&) = delete;
+
+ private:
+  sc_core::sc_simcontext* context_;
+};
+
+// Feeds one engine a list of descriptors from its own thread and notes when each completed.
+class Driver : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Driver);
+  Driver(const sc_core::sc_module_name& name, DmaEngine& engine, std::vector<DmaDescriptor> work)
+      : sc_module(name), engine_(engine), work_(std::move(work)) {
+    SC_THREAD(run);
+  }
+  std::vector<uint64_t> done_ps;
+
+ private:
+  void run() {
+    for (const auto& d : work_) {
+      engine_.transfer(d);
+      done_ps.push_back(sc_core::sc_time_stamp().value());
+    }
+  }
+  DmaEngine& engine_;
+  std::vector<DmaDescriptor> work_;
+};
+
+struct RunResult {
+  std::vector<uint64_t> end_ps;  // per engine: when its last descriptor completed
+  std::vector<DmaStats> stats;
+  std::vector<uint64_t> syncs;
+  HbmStats hbm;
+};
+
+// Runs `work[e]` on engine e; all engines share one HBM and one scratchpad (id 0).
+RunResult simulate_dma(const HbmConfig& hbm_config, const DmaConfig& dma,
+                       const std::vector<std::vector<DmaDescriptor>>& work) {
+  FreshContext context;
+  HbmCore hbm(hbm_config);
+  Scratchpad vmem({"vmem", 64ull << 20, 64, 8192, 4});
+  SemaphoreBank semaphores(0);
+  std::vector<std::unique_ptr<DmaEngine>> engines;
+  std::vector<std::unique_ptr<Driver>> drivers;
+  for (size_t e = 0; e < work.size(); ++e) {
+    engines.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(e)).c_str(), EngineId{},
+                                                  std::vector<Instruction>{}, semaphores, hbm,
+                                                  std::vector<Scratchpad*>{&vmem}, dma));
+    drivers.push_back(
+        std::make_unique<Driver>(("driver" + std::to_string(e)).c_str(), *engines.back(), work[e]));
+  }
+  sc_core::sc_start();
+  RunResult r;
+  for (size_t e = 0; e < work.size(); ++e) {
+    r.end_ps.push_back(drivers[e]->done_ps.empty() ? 0 : drivers[e]->done_ps.back());
+    r.stats.push_back(engines[e]->stats());
+    r.syncs.push_back(engines[e]->syncs());
+  }
+  r.hbm = hbm.stats();
+  return r;
+}
+
+// HBM [base, base + bytes) into the first MiB of scratchpad 0, rewritten over and over.
+DmaDescriptor stream_to_sram(uint64_t base, uint64_t bytes) {
+  DmaDescriptor d;
+  const uint64_t row = 1 << 20;
+  d.src = DmaEndpoint::hbm(base, {1, row, 0});
+  d.dst = DmaEndpoint::sram(0, 0, {1, 0, 0});
+  d.element_bytes = 1;
+  d.shape = {row, bytes / row, 1};
+  return d;
+}
+
+double fraction_of_peak(const HbmCore& hbm, uint64_t bytes, uint64_t ps) {
+  return static_cast<double>(bytes) / static_cast<double>(ps) / hbm.peak_bytes_per_ps();
+}
+
+}  // namespace
+
+TEST_CASE("a 2-D strided descriptor becomes one run per row", "[memory][dma]") {
+  // 3 rows of 4 bf16 out of a matrix whose rows are 16 elements (32 B) apart.
+  DmaDescriptor d;
+  d.src = DmaEndpoint::hbm(0x1000, {1, 16, 0});
+  d.dst = DmaEndpoint::sram(0, 0, {1, 4, 0});  // dense
+  d.element_bytes = 2;
+  d.shape = {4, 3, 1};
+  CHECK(d.total_bytes() == 24);
+  CHECK(runs_of(d, d.src) == std::vector<DmaRun>{{0x1000, 8}, {0x1020, 8}, {0x1040, 8}});
+  CHECK(runs_of(d, d.dst) == std::vector<DmaRun>{{0, 24}});  // dense side: one run
+  CHECK(d.extent_bytes(d.src) == (3 + 2 * 16 + 1) * 2);
+}
+
+TEST_CASE("a 3-D strided descriptor merges what is contiguous", "[memory][dma]") {
+  DmaDescriptor d;
+  d.element_bytes = 2;
+  d.shape = {3, 2, 2};
+  // Rows of 3 elements, 8 apart; planes 32 apart: runs of 6 B at 0, 16, 64, 80 (+ base).
+  d.src = DmaEndpoint::hbm(100, {1, 8, 32});
+  CHECK(runs_of(d, d.src) == std::vector<DmaRun>{{100, 6}, {116, 6}, {164, 6}, {180, 6}});
+  // Rows contiguous (stride 3 = d0) but planes 10 apart: runs of 6 elements (12 B).
+  d.src = DmaEndpoint::hbm(0, {1, 3, 10});
+  CHECK(runs_of(d, d.src) == std::vector<DmaRun>{{0, 12}, {20, 12}});
+  // Innermost stride 4 (a transposing gather): every element is its own run.
+  d.shape = {3, 2, 1};
+  d.src = DmaEndpoint::hbm(0, {4, 1, 0});
+  CHECK(runs_of(d, d.src) ==
+        std::vector<DmaRun>{{0, 2}, {8, 2}, {16, 2}, {2, 2}, {10, 2}, {18, 2}});
+  // Empty tensors have no runs.
+  d.shape = {0, 5, 5};
+  CHECK(runs_of(d, d.src).empty());
+}
+
+TEST_CASE("bytes counted at HBM equal the bytes the descriptors asked for", "[memory][dma]") {
+  HbmCore hbm(hbm2_tpu_v4i());
+  Scratchpad vmem({"vmem", 1 << 20, 8, 512, 2});
+  Scratchpad acc({"accumulators", 1 << 20, 8, 512, 2});
+  DmaCore dma(hbm, {&vmem, &acc}, DmaConfig{});
+  uint64_t reads = 0, writes = 0;
+
+  DmaDescriptor d2;  // 2-D: 3 rows of 1000 bf16 from a 4096-wide matrix
+  d2.src = DmaEndpoint::hbm(12345, {1, 4096, 0});
+  d2.dst = DmaEndpoint::sram(0, 0, {1, 1000, 0});
+  d2.element_bytes = 2;
+  d2.shape = {1000, 3, 1};
+  dma.run(d2, 0);
+  reads += d2.total_bytes();
+
+  DmaDescriptor d3;  // 3-D write-back from the accumulators, strided on both sides
+  d3.src = DmaEndpoint::sram(1, 64, {1, 40, 400});
+  d3.dst = DmaEndpoint::hbm(1 << 20, {1, 512, 512 * 7});
+  d3.element_bytes = 4;
+  d3.shape = {33, 7, 5};
+  dma.run(d3, 0);
+  writes += d3.total_bytes();
+
+  DmaDescriptor gather;  // element-wise transposing gather
+  gather.src = DmaEndpoint::hbm(4 << 20, {300, 1, 0});
+  gather.dst = DmaEndpoint::sram(0, 4096, {1, 17, 0});
+  gather.element_bytes = 2;
+  gather.shape = {17, 300, 1};
+  dma.run(gather, 0);
+  reads += gather.total_bytes();
+
+  const auto copy = DmaDescriptor::linear(DmaEndpoint::hbm(8 << 20), DmaEndpoint::hbm(9 << 20), 5000);
+  dma.run(copy, 0);  // HBM -> HBM: read and written once each
+  reads += 5000;
+  writes += 5000;
+
+  const auto local = DmaDescriptor::linear(DmaEndpoint::sram(0, 0), DmaEndpoint::sram(1, 0), 3000);
+  dma.run(local, 0);  // SRAM -> SRAM: no HBM traffic
+
+  CHECK(hbm.stats().bytes_read == reads);
+  CHECK(hbm.stats().bytes_written == writes);
+  CHECK(dma.stats().hbm_bytes_read == reads);
+  CHECK(dma.stats().hbm_bytes_written == writes);
+  CHECK(dma.stats().bytes ==
+        d2.total_bytes() + d3.total_bytes() + gather.total_bytes() + 5000 + 3000);
+  CHECK(dma.stats().descriptors == 5);
+  CHECK(vmem.bytes_written() == d2.total_bytes() + gather.total_bytes());
+  CHECK(vmem.bytes_read() == 3000);
+  CHECK(acc.bytes_read() == d3.total_bytes());
+  CHECK(acc.bytes_written() == 3000);
+  // The gather is 17 x 300 separate 2 B requests; d2 has 3 rows of 2000 B cut at 1 KiB lines.
+  CHECK(dma.stats().requests > 17 * 300);
+}
+
+TEST_CASE("random descriptors conserve bytes", "[memory][dma]") {
+  HbmCore hbm(hbm2_tpu_v4i());
+  Scratchpad vmem({"vmem", 16 << 20, 8, 512, 2});
+  DmaCore dma(hbm, {&vmem}, DmaConfig{});
+  std::mt19937_64 rng(3);
+  uint64_t asked = 0;
+  uint64_t t = 0;
+  for (int i = 0; i < 200; ++i) {
+    DmaDescriptor d;
+    d.element_bytes = 1u << (rng() % 3);
+    d.shape = {1 + rng() % 64, 1 + rng() % 8, 1 + rng() % 4};
+    const uint64_t s0 = 1 + rng() % 2;
+    const uint64_t s1 = d.shape[0] * s0 + rng() % 50;
+    const std::array<uint64_t, 3> hbm_stride = {s0, s1, s1 * d.shape[1] + rng() % 70};
+    const std::array<uint64_t, 3> dense = {1, d.shape[0], d.shape[0] * d.shape[1]};
+    const bool read = rng() % 2;
+    const auto h = DmaEndpoint::hbm(rng() % (1 << 30), hbm_stride);
+    const auto s = DmaEndpoint::sram(0, rng() % (1 << 20), dense);
+    d.src = read ? h : s;
+    d.dst = read ? s : h;
+    t = dma.run(d, t);
+    asked += d.total_bytes();
+  }
+  CHECK(hbm.stats().bytes_read + hbm.stats().bytes_written == asked);
+  CHECK(vmem.bytes_read() + vmem.bytes_written() == asked);
+}
+
+TEST_CASE("a long sequential DMA sustains 85-100 % of peak on every preset", "[memory][dma]") {
+  for (const auto& c : {hbm2_tpu_v4i(), hbm2e_tpu_v5p(), ddr3_tpu_v1()}) {
+    HbmCore hbm(c);
+    Scratchpad vmem({"vmem", 1 << 20, 64, 8192, 4});
+    DmaCore dma(hbm, {&vmem}, DmaConfig{});
+    const uint64_t bytes = 256ull << 20;
+    const uint64_t done = dma.run(stream_to_sram(0, bytes), 0);
+    const double f = fraction_of_peak(hbm, bytes, done);
+    INFO(c.name << ": " << f * 100 << " % of " << c.peak_gb_per_second() << " GB/s");
+    CHECK(f >= 0.85);
+    CHECK(f <= 1.0);
+    CHECK(hbm.stats().bytes_read == bytes);
+    CHECK(vmem.bytes_written() == bytes);
+  }
+}
+
+TEST_CASE("a scattered 64 B gather through the DMA gets measurably less", "[memory][dma]") {
+  const HbmConfig c = hbm2_tpu_v4i();
+  HbmCore seq_hbm(c), gather_hbm(c);
+  Scratchpad vmem1({"vmem", 1 << 20, 64, 8192, 4}), vmem2({"vmem", 1 << 20, 64, 8192, 4});
+  DmaCore seq(seq_hbm, {&vmem1}, DmaConfig{});
+  DmaCore gather(gather_hbm, {&vmem2}, DmaConfig{});
+  const uint64_t bytes = 4 << 20;  // the gather spans 65536 x 33 KiB = 2.2 GB of HBM
+  const double f_seq = fraction_of_peak(seq_hbm, bytes, seq.run(stream_to_sram(0, bytes), 0));
+  // 64 B rows, 33 KiB + 64 B apart: each lands on another pseudo-channel and bank and needs
+  // its own activation.
+  DmaDescriptor d;
+  d.element_bytes = 64;
+  d.shape = {1, bytes / 64, 1};
+  d.src = DmaEndpoint::hbm(0, {1, (33 * 1024 + 64) / 64, 0});
+  d.dst = DmaEndpoint::sram(0, 0, {1, 0, 0});
+  const double f_gather = fraction_of_peak(gather_hbm, bytes, gather.run(d, 0));
+  INFO("sequential " << f_seq * 100 << " %, gather " << f_gather * 100 << " %");
+  CHECK(f_gather < 0.8 * f_seq);
+  CHECK(gather_hbm.stats().row_misses == bytes / 64);
+}
+
+TEST_CASE("descriptors that leave their memory are rejected", "[memory][dma]") {
+  HbmCore hbm(hbm2_tpu_v4i());
+  Scratchpad vmem({"vmem", 4096, 4, 512, 2});
+  DmaCore dma(hbm, {&vmem}, DmaConfig{});
+  auto too_long = DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(0, 1024), 4096);
+  CHECK_THROWS_WITH(dma.run(too_long, 0), Catch::Contains("past the end of vmem"));
+  REQUIRE(dma.check(too_long));
+  CHECK(*dma.check(too_long) ==
+        "dma descriptor: destination [1024, 5120) is past the end of vmem (4096 B (4 KiB))");
+  CHECK_FALSE(dma.check(DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(0, 0), 4096)));
+  auto unknown = DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(3, 0), 64);
+  CHECK_THROWS_WITH(dma.run(unknown, 0), Catch::Contains("scratchpad 3"));
+  auto past_hbm = DmaDescriptor::linear(DmaEndpoint::hbm(8ull << 30), DmaEndpoint::sram(0, 0), 64);
+  CHECK_THROWS_WITH(dma.run(past_hbm, 0), Catch::Contains("HBM capacity"));
+  DmaConfig bad;
+  bad.max_outstanding = 0;
+  CHECK_THROWS_WITH(DmaCore(hbm, {}, bad), Catch::Contains("dma.max_outstanding"));
+  bad = DmaConfig{};
+  bad.request_bytes = 100;
+  CHECK_THROWS_WITH(DmaCore(hbm, {}, bad), Catch::Contains("dma.request_bytes"));
+}
+
+TEST_CASE("the DMA engine executes DMA operations and nothing else", "[memory][dma]") {
+  struct Other {};
+  using Ops = std::variant<Other, DmaOp>;
+  const Ops dma = DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(0, 0), 64)};
+  REQUIRE(dma_op_of(dma) != nullptr);
+  CHECK(dma_op_of(dma)->descriptor.total_bytes() == 64);
+  CHECK(dma_op_of(Ops{Other{}}) == nullptr);
+  CHECK(dma_op_of(Operation{MatmulOp{}}) == nullptr);  // today's IR has no DmaOp yet
+}
+
+TEST_CASE("one DMA engine in SystemC streams at the rate of the core alone", "[memory][dma]") {
+  const uint64_t bytes = 32 << 20;
+  const RunResult r = simulate_dma(hbm2_tpu_v4i(), DmaConfig{}, {{stream_to_sram(0, bytes)}});
+  HbmCore ref_hbm(hbm2_tpu_v4i());
+  Scratchpad vmem({"vmem", 64ull << 20, 64, 8192, 4});
+  DmaCore ref(ref_hbm, {&vmem}, DmaConfig{});
+  const uint64_t alone = ref.run(stream_to_sram(0, bytes), 0);
+  // Yielding every quantum does not change one engine's timing.
+  CHECK(r.end_ps[0] == alone);
+  CHECK(r.hbm.bytes_read == bytes);
+  CHECK(r.stats[0].bytes == bytes);
+  // 32 MiB at ~560 GB/s is ~60 us: about one yield per 1000-cycle quantum.
+  CHECK(r.syncs[0] > alone / 1000 / 1000 / 2);
+  CHECK(r.syncs[0] < alone / 1000 / 1000 * 2);
+}
+
+TEST_CASE("two DMA engines share the HBM: twice the bytes take twice as long", "[memory][dma]") {
+  const uint64_t bytes = 32 << 20;
+  const HbmConfig c = hbm2_tpu_v4i();
+  const RunResult one = simulate_dma(c, DmaConfig{}, {{stream_to_sram(0, bytes)}});
+  const RunResult two = simulate_dma(
+      c, DmaConfig{}, {{stream_to_sram(0, bytes)}, {stream_to_sram(1ull << 30, bytes)}});
+  const RunResult one_double = simulate_dma(c, DmaConfig{}, {{stream_to_sram(0, 2 * bytes)}});
+  const double t1 = static_cast<double>(one.end_ps[0]);
+  const double t2 = static_cast<double>(std::max(two.end_ps[0], two.end_ps[1]));
+  INFO("one engine " << t1 / 1e6 << " us, two engines " << two.end_ps[0] / 1e6 << " / "
+                     << two.end_ps[1] / 1e6 << " us");
+  CHECK(t2 / t1 == Approx(2.0).epsilon(0.05));
+  CHECK(t2 == Approx(static_cast<double>(one_double.end_ps[0])).epsilon(0.03));
+  // Fair share: both finish close together.
+  CHECK(static_cast<double>(std::min(two.end_ps[0], two.end_ps[1])) / t2 > 0.9);
+  CHECK(two.hbm.bytes_read == 2 * bytes);
+  CHECK(two.stats[0].hbm_bytes_read == bytes);
+  CHECK(two.stats[1].hbm_bytes_read == bytes);
+}
+
+TEST_CASE("the quantum trades yields for ordering error, not for bandwidth", "[memory][dma]") {
+  const uint64_t bytes = 8 << 20;
+  const HbmConfig c = hbm2_tpu_v4i();
+  const std::vector<std::vector<DmaDescriptor>> work = {{stream_to_sram(0, bytes)},
+                                                       {stream_to_sram(1ull << 30, bytes)}};
+  DmaConfig fine, coarse;
+  fine.quantum_cycles = 100;
+  coarse.quantum_cycles = 10000;
+  const RunResult a = simulate_dma(c, fine, work);
+  const RunResult b = simulate_dma(c, coarse, work);
+  const double ta = static_cast<double>(std::max(a.end_ps[0], a.end_ps[1]));
+  const double tb = static_cast<double>(std::max(b.end_ps[0], b.end_ps[1]));
+  INFO("Q = 100 cycles: " << ta / 1e6 << " us, " << a.syncs[0] << " yields; Q = 10000: " << tb / 1e6
+                          << " us, " << b.syncs[0] << " yields");
+  CHECK(ta == Approx(tb).epsilon(0.03));
+  CHECK(a.syncs[0] > 10 * b.syncs[0]);
+}

@@ -1,0 +1,266 @@
+// The HBM/DDR timing core: preset bandwidths by hand, sustained bandwidth of sequential and
+// scattered traffic, hand-worked latencies on a tiny part, refresh cost, address mapping,
+// conservation of bytes and rejection of impossible configs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "models/hbm/hbm_core.hpp"
+
+using namespace systolic;
+
+namespace {
+
+// A tiny part whose latencies are easy to work by hand: one pseudo-channel, 2 banks, 256 B
+// rows, an 8 B bus at 1 Gb/s per pin (8 B/ns), 32 B bursts of 4 ns, no refresh.
+HbmConfig tiny() {
+  HbmConfig c;
+  c.name = "tiny";
+  c.channels = 1;
+  c.pseudo_channels = 1;
+  c.banks = 2;
+  c.page_bytes = 256;
+  c.capacity_bytes = 1 << 20;
+  c.bus_bits = 64;
+  c.data_rate_gbps = 1.0;
+  c.burst_length = 4;
+  c.t_rcd_ns = 10;
+  c.t_rp_ns = 12;
+  c.t_cl_ns = 7;
+  c.t_ras_ns = 20;
+  c.t_rrd_ns = 0;
+  c.t_faw_ns = 0;
+  c.t_refi_ns = 0;
+  c.t_rfc_ns = 0;
+  c.interleave_bytes = 256;
+  c.chunk_bytes = 256;
+  return c;
+}
+
+constexpr uint64_t kNs = 1000;  // ps per ns at the default 1000 MHz core clock
+
+// Issues `count` requests of `bytes` at addresses from `address(i)`, keeping at most `window` in
+// flight (request i issues when request i - window has completed); returns the achieved
+// bandwidth as a fraction of the part's peak.
+template <class Address>
+double achieved_fraction(HbmCore& hbm, uint64_t count, uint64_t bytes, size_t window, Address address) {
+  std::vector<uint64_t> ring(window, 0);
+  uint64_t t = 0, end = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    t = std::max(t, ring[i % window]);
+    const uint64_t done = hbm.access(address(i), bytes, false, t);
+    ring[i % window] = done;
+    end = std::max(end, done);
+  }
+  return static_cast<double>(count * bytes) / static_cast<double>(end) / hbm.peak_bytes_per_ps();
+}
+
+double sequential_fraction(const HbmConfig& c, uint64_t total = 256ull << 20) {
+  HbmCore hbm(c);
+  const uint64_t n = total / c.chunk_bytes;
+  return achieved_fraction(hbm, n, c.chunk_bytes, 512, [&](uint64_t i) { return i * c.chunk_bytes; });
+}
+
+double scattered_fraction(const HbmConfig& c, uint64_t count = 200000) {
+  HbmCore hbm(c);
+  std::mt19937_64 rng(7);
+  const uint64_t slots = c.capacity_bytes / 64;
+  return achieved_fraction(hbm, count, 64, 512, [&](uint64_t) { return (rng() % slots) * 64; });
+}
+
+}  // namespace
+
+TEST_CASE("preset peak bandwidths match the reference chips", "[memory][hbm]") {
+  // HBM2 (TPU v4i): 2 stacks x 8 channels x 2 pseudo-channels x 8 B x 2.4 GT/s = 614.4 GB/s.
+  CHECK(hbm2_tpu_v4i().peak_gb_per_second() == Approx(2 * 8 * 2 * 8 * 2.4));
+  CHECK(hbm2_tpu_v4i().peak_gb_per_second() == Approx(614.4));
+  // HBM2e (v5p-like): 6 stacks x 8 x 2 x 8 B x 3.6 GT/s = 2764.8 GB/s (published: 2765).
+  CHECK(hbm2e_tpu_v5p().peak_gb_per_second() == Approx(2764.8));
+  // DDR3 (TPU v1): 2 channels x 8 B x 2.133 GT/s = 34.128 GB/s (published: 34).
+  CHECK(ddr3_tpu_v1().peak_gb_per_second() == Approx(34.128));
+  for (const auto& c : {hbm2_tpu_v4i(), hbm2e_tpu_v5p(), ddr3_tpu_v1()}) CHECK_FALSE(c.validate());
+  CHECK(hbm2_tpu_v4i().burst_bytes() == 32);
+  CHECK(ddr3_tpu_v1().burst_bytes() == 64);
+  REQUIRE(hbm_preset("tpu-v5p"));
+  CHECK(hbm_preset("tpu-v5p")->channels == 48);
+  CHECK_FALSE(hbm_preset("hbm9"));
+}
+
+TEST_CASE("a long sequential stream sustains 85-100 % of peak on every preset", "[memory][hbm]") {
+  for (const auto& c : {hbm2_tpu_v4i(), hbm2e_tpu_v5p(), ddr3_tpu_v1()}) {
+    const double f = sequential_fraction(c);
+    INFO(c.name << ": " << f * 100 << " % of peak");
+    CHECK(f >= 0.85);
+    CHECK(f <= 1.0);
+  }
+}
+
+TEST_CASE("scattered 64 B accesses get measurably less than a sequential stream", "[memory][hbm]") {
+  for (const auto& c : {hbm2_tpu_v4i(), hbm2e_tpu_v5p(), ddr3_tpu_v1()}) {
+    const double seq = sequential_fraction(c, 64ull << 20);
+    const double scattered = scattered_fraction(c);
+    INFO(c.name << ": sequential " << seq * 100 << " %, scattered " << scattered * 100 << " %");
+    CHECK(scattered < 0.75 * seq);
+    CHECK(scattered > 0.0);
+  }
+}
+
+TEST_CASE("single-access latencies on a tiny part, worked by hand", "[memory][hbm]") {
+  // Burst: 8 B x 4 beats = 32 B in 4 ns; a 64 B access moves 2 bursts = 8 ns.
+  // Rows: address / 256 = row index; bank = index % 2, row = index / 2.
+  HbmCore hbm(tiny());
+  CHECK(hbm.transfer_ps(64) == 8 * kNs);
+  // Bank 0 closed: ACT at 0, data after tRCD + tCL = 17 ns, 8 ns on the bus.
+  CHECK(hbm.access(0, 64, false, 0) == 25 * kNs);
+  // Row 0 of bank 0 is open: a hit, data tCL after the column command.
+  CHECK(hbm.access(64, 64, false, 100 * kNs) == (100 + 7 + 8) * kNs);
+  // Address 512: bank 0, row 1: a conflict: PRE, tRP, ACT, tRCD, then tCL.
+  CHECK(hbm.access(512, 64, false, 200 * kNs) == (200 + 12 + 10 + 7 + 8) * kNs);
+  // Address 256: bank 1, closed: tRCD + tCL.
+  CHECK(hbm.access(256, 64, true, 300 * kNs) == (300 + 10 + 7 + 8) * kNs);
+  CHECK(hbm.stats().row_hits == 1);
+  CHECK(hbm.stats().row_misses == 3);
+  CHECK(hbm.stats().row_conflicts == 1);
+  CHECK(hbm.stats().bytes_read == 192);
+  CHECK(hbm.stats().bytes_written == 64);
+}
+
+TEST_CASE("tRAS holds a row open, and a second bank's activation hides behind a transfer", "[memory][hbm]") {
+  {
+    HbmCore hbm(tiny());
+    CHECK(hbm.access(0, 64, false, 0) == 25 * kNs);  // ACT at 0
+    // Conflict issued at 1 ns: PRE waits for tRAS (20 ns), ACT at 32, data at 49, done at 57.
+    CHECK(hbm.access(512, 64, false, 1 * kNs) == (20 + 12 + 10 + 7 + 8) * kNs);
+  }
+  {
+    HbmCore hbm(tiny());
+    // A whole row (8 bursts, 32 ns) of bank 0: data 17..49.
+    CHECK(hbm.access(0, 256, false, 0) == 49 * kNs);
+    // Bank 1 activates at 0 as well; its data waits only for the bus: 49..81.
+    CHECK(hbm.access(256, 256, false, 0) == 81 * kNs);
+  }
+}
+
+TEST_CASE("a refresh blocks the pseudo-channel for tRFC and closes its rows", "[memory][hbm]") {
+  HbmConfig c = tiny();
+  c.t_refi_ns = 1000;
+  c.t_rfc_ns = 100;
+  HbmCore hbm(c);
+  CHECK(hbm.access(0, 64, false, 0) == 25 * kNs);
+  // Due at 1000 ns: refresh 1000..1100, then row 0 is closed again: tRCD + tCL + 8.
+  CHECK(hbm.access(64, 64, false, 1000 * kNs) == (1100 + 10 + 7 + 8) * kNs);
+  CHECK(hbm.stats().refreshes == 1);
+  CHECK(hbm.stats().row_hits == 0);
+  // Long idle: the refreshes due at 2000..9000 happened while idle; at 9050 the one due at
+  // 9000 is still running (until 9100).
+  CHECK(hbm.access(64, 64, false, 9050 * kNs) == (9100 + 10 + 7 + 8) * kNs);
+  CHECK(hbm.stats().refreshes == 9);
+}
+
+TEST_CASE("refresh costs about tRFC / tREFI of a sequential stream", "[memory][hbm]") {
+  HbmConfig on = hbm2_tpu_v4i();
+  HbmConfig off = on;
+  off.t_rfc_ns = 0;
+  const double with = sequential_fraction(on, 128ull << 20);
+  const double without = sequential_fraction(off, 128ull << 20);
+  const double loss = 1.0 - with / without;
+  const double expected = on.t_rfc_ns / on.t_refi_ns;  // 350 / 3900 = 9.0 %
+  INFO("without refresh " << without * 100 << " %, with " << with * 100 << " %, loss " << loss * 100
+                          << " %");
+  CHECK(without > 0.97);
+  // Plus re-opening the rows after each refresh (tRCD + tCL per tREFI: ~0.7 %).
+  CHECK(loss >= expected);
+  CHECK(loss <= expected + 0.02);
+}
+
+TEST_CASE("addresses interleave over channels, pseudo-channels, banks, then rows", "[memory][hbm]") {
+  HbmCore hbm(hbm2_tpu_v4i());  // 1 KiB blocks over 16 channels x 2 pseudo-channels
+  auto at = [&](uint64_t a) { return hbm.locate(a); };
+  CHECK(at(0).channel == 0);
+  CHECK(at(1024).channel == 1);
+  CHECK(at(1023).column == 1023);
+  CHECK(at(15 * 1024).channel == 15);
+  CHECK(at(16 * 1024).channel == 0);
+  CHECK(at(16 * 1024).pseudo_channel == 1);
+  // Later rounds of 32 blocks are rotations of the first: still one block per pseudo-channel.
+  for (uint64_t round : {1, 2, 7, 1000}) {
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    for (uint64_t b = 0; b < 32; ++b) {
+      const auto loc = at((round * 32 + b) * 1024);
+      seen.insert({loc.channel, loc.pseudo_channel});
+    }
+    CHECK(seen.size() == 32);
+  }
+  // A column walk of a row-major matrix with 8 KiB rows lands on 4 pseudo-channels per round;
+  // the rotation spreads it over all 32 within a few dozen rows.
+  std::set<std::pair<uint32_t, uint32_t>> strided;
+  for (uint64_t row = 0; row < 256; ++row) strided.insert({at(row * 8192).channel, at(row * 8192).pseudo_channel});
+  CHECK(strided.size() == 32);
+  CHECK(at(32 * 1024).bank == 1);
+  CHECK(at(32 * 1024 * 16).bank == 0);
+  CHECK(at(32 * 1024 * 16).row == 1);
+}
+
+TEST_CASE("HBM counts exactly the bytes asked for, in chunks of at most a page", "[memory][hbm]") {
+  HbmCore hbm(hbm2_tpu_v4i());
+  hbm.access(100, 1 << 20, false, 0);  // unaligned: 1025 chunks
+  hbm.access(5, 3, true, 0);
+  hbm.access(0, 0, true, 0);
+  CHECK(hbm.stats().bytes_read == (1u << 20));
+  CHECK(hbm.stats().bytes_written == 3);
+  CHECK(hbm.stats().requests == 2);
+  CHECK(hbm.stats().chunks == 1025 + 1);
+  uint64_t busy = 0;
+  for (uint64_t b : hbm.stats().channel_busy_ps) busy += b;
+  // 1 MiB moves as whole 32 B bursts (+1 for the unaligned tail and +1 for the 3 B write),
+  // 5/3 ns each (rounded up per chunk).
+  CHECK(busy >= (32768 + 2) * 5000 / 3);
+  CHECK(busy <= (32768 + 2) * 5000 / 3 + 1026);
+  CHECK_THROWS_AS(hbm.access((8ull << 30) - 10, 64, false, 0), std::out_of_range);
+}
+
+TEST_CASE("HBM timing scales with the core clock", "[memory][hbm]") {
+  // At 500 MHz one SystemC ns (a cycle) lasts 2 real ns, so 1 real ns = 500 SystemC ps.
+  HbmCore hbm(tiny(), 500.0);
+  CHECK(hbm.access(0, 64, false, 0) == 25 * 500);
+  CHECK(hbm.peak_bytes_per_ps() == Approx(8.0 / 500));
+}
+
+TEST_CASE("impossible memory configs are rejected with the key named", "[memory][hbm]") {
+  auto field_of = [](HbmConfig c) { return c.validate() ? c.validate()->field : std::string("ok"); };
+  HbmConfig c = hbm2_tpu_v4i();
+  CHECK(field_of(c) == "ok");
+  c.channels = 0;
+  CHECK(field_of(c) == "channels");
+  CHECK_THROWS_WITH(HbmCore(c), Catch::Contains("hbm.channels") && Catch::Contains(">= 1"));
+  c = hbm2_tpu_v4i();
+  c.pseudo_channels = 0;
+  CHECK(field_of(c) == "pseudo_channels");
+  c = hbm2_tpu_v4i();
+  c.bus_bits = 12;  // not a whole number of bytes
+  CHECK(field_of(c) == "bus_bits");
+  c = hbm2_tpu_v4i();
+  c.chunk_bytes = 48;  // bursts are 32 B
+  CHECK(field_of(c) == "chunk_bytes");
+  CHECK(c.validate()->message().find("multiple of the burst size (32 B") != std::string::npos);
+  c = hbm2_tpu_v4i();
+  c.page_bytes = 1000;
+  CHECK(field_of(c) == "page_bytes");
+  c = hbm2_tpu_v4i();
+  c.interleave_bytes = 768;  // neither divides nor is a multiple of the 1 KiB page
+  CHECK(field_of(c) == "interleave_bytes");
+  c = hbm2_tpu_v4i();
+  c.data_rate_gbps = 0;
+  CHECK(field_of(c) == "data_rate_gbps");
+  c = hbm2_tpu_v4i();
+  c.t_rfc_ns = 4000;  // longer than the refresh interval
+  CHECK(field_of(c) == "t_refi_ns");
+  c = hbm2_tpu_v4i();
+  c.t_cl_ns = -1;
+  CHECK(field_of(c) == "t_cl_ns");
+}
