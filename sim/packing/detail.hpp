@@ -1,0 +1,32 @@
+#pragma once
+// Internals shared by the packing library's readers and packers. Not part of the public API.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace systolic::packing::detail {
+
+// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
+[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+
+// Strict decimal integer: optional sign, digits, nothing else; nullopt when not a number or
+// out of range.
+std::optional<int64_t> parse_int64(std::string_view text);
+
+// Strict finite decimal number (from_chars syntax, optional leading '+'); nullopt otherwise.
+std::optional<double> parse_double(std::string_view text);
+
+std::string_view trim(std::string_view text);
+std::vector<std::string_view> split_commas(std::string_view line);
+bool iequals(std::string_view a, std::string_view b);
+
+// Smallest multiple of `granule` >= value (value, granule > 0).
+int64_t round_up(int64_t value, int64_t granule);
+
+// a + b or a * b; throws InputError naming `what` when the result does not fit in int64.
+int64_t checked_add(int64_t a, int64_t b, const char* what);
+int64_t checked_mul(int64_t a, int64_t b, const char* what);
+
+}  // namespace systolic::packing::detail
