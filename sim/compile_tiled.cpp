@@ -171,13 +171,23 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
         const int64_t mt = std::min(t.m, g.m - m0);
         const int qa = static_cast<int>(a_uses++ % copies);
-        Instruction load_a{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(hbm_a + m0 * K * w),
-                                                       DmaEndpoint::sram(kVmem, a.offset[qa]), mt * K * w)},
-                           layer, {}, {}};
-        emit.wait_all(load_a, a.free[qa]);
-        if (stores_before > 0) load_a.waits.push_back({layer_done, stores_before});
-        emit.signal(load_a, a.full[qa]);
-        emit.push(EngineKind::dma, act_dma, std::move(load_a));
+        // The activation block arrives in K slices matching the weight tiles, so the MXUs
+        // start on the first slice while the rest loads. Slice j sits at k0 * mt in the
+        // buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
+        const uint64_t a_base = emit.emitted(a.full[qa]);
+        for (int64_t k0 = 0; k0 < g.k; k0 += t.k) {
+          const int64_t kt = std::min(t.k, g.k - k0);
+          DmaDescriptor d;
+          d.element_bytes = w;
+          d.shape = {static_cast<uint64_t>(kt), static_cast<uint64_t>(mt), 1};
+          d.src = DmaEndpoint::hbm(hbm_a + (m0 * K + k0) * w, {1, K, 0});
+          d.dst = DmaEndpoint::sram(kVmem, a.offset[qa] + k0 * mt * w, {1, static_cast<uint64_t>(kt), 0});
+          Instruction load_a{DmaOp{d}, layer, {}, {}};
+          emit.wait_all(load_a, a.free[qa]);
+          if (stores_before > 0) load_a.waits.push_back({layer_done, stores_before});
+          emit.signal(load_a, a.full[qa]);
+          emit.push(EngineKind::dma, act_dma, std::move(load_a));
+        }
 
         for (int64_t n0 = 0; n0 < g.n; n0 += t.n) {
           const int64_t nt = std::min(t.n, g.n - n0);
@@ -206,7 +216,7 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
               const auto [f0, f1] = fold_share(col_folds, busy, i);
               const int64_t c0 = f0 * array.cols, cn = std::min(f1 * array.cols, nt) - c0;
               Instruction mm{MatmulOp{mt, kt, cn, n0 + c0, dt}, layer, {}, {}};
-              emit.wait_all(mm, a.full[qa]);
+              mm.waits.push_back({a.full[qa], a_base + static_cast<uint64_t>(k0 / t.k) + 1});
               emit.wait_all(mm, b.full[qb]);
               if (first_k) emit.wait_all(mm, c.free[qc]);
               emit.signal(mm, b.free[qb]);
