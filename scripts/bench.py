@@ -61,6 +61,10 @@ def main():
           "--set", "mxu.rows=32", "--set", "mxu.cols=32", "--set", "mxu.dtype=bf16"],
          ">= 500 M PE-updates/s", pe_rate=True)
 
+    case("Llama-2-7B weight stream (13.5 GB bf16) through DMA and HBM, tpu-v4i",
+         ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/gemms/llama2-7b-weights.yaml",
+          "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=16 GiB"], "< 2 s")
+
     cpu = "unknown"
     for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):

@@ -165,14 +165,20 @@ std::string format_summary(const nlohmann::ordered_json& r) {
   size_t w = 5;
   for (const auto& l : r["layers"]) w = std::max(w, l["name"].get<std::string>().size());
   w = std::min<size_t>(w, 32);
+  // With a real memory system two more columns: achieved HBM bandwidth and what bound it.
+  const bool memory = !cfg["memory"]["ideal"].get<bool>();
   const auto row = [&](const std::string& name, const std::string& m, const std::string& k,
                        const std::string& n, const std::string& folds, const std::string& cycles,
-                       const std::string& util, const std::string& map) {
-    return fmt::format("{:<{}}  {:>8} {:>8} {:>8}  {:>7}  {:>14}  {:>6}  {:>7}\n", name, w, m, k, n,
-                       folds, cycles, util, map);
+                       const std::string& util, const std::string& map, const std::string& gbps,
+                       const std::string& bound) {
+    std::string line = fmt::format("{:<{}}  {:>8} {:>8} {:>8}  {:>7}  {:>14}  {:>6}  {:>7}", name, w, m, k,
+                                   n, folds, cycles, util, map);
+    if (memory) line += fmt::format("  {:>8}  {:>7}", gbps, bound);
+    return line + "\n";
   };
-  out += row("layer", "M", "K", "N", "folds", "cycles", "util", "mapeff");
+  out += row("layer", "M", "K", "N", "folds", "cycles", "util", "mapeff", "HBM GB/s", "bound");
   const auto pct = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
+  const auto gbps = [](const nlohmann::ordered_json& j) { return fmt::format("{:.1f}", j["hbm_gbps"].get<double>()); };
   for (const auto& l : r["layers"]) {
     std::string name = l["name"].get<std::string>();
     if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
@@ -180,11 +186,12 @@ std::string format_summary(const nlohmann::ordered_json& r) {
     out += row(name, std::to_string(l["m"].get<int64_t>()), std::to_string(l["k"].get<int64_t>()),
                std::to_string(l["n"].get<int64_t>()), std::to_string(l["folds"].get<int64_t>()),
                std::to_string(l["cycles"].get<uint64_t>()), pct(l["utilization"].get<double>()),
-               pct(l["mapping_efficiency"].get<double>()));
+               pct(l["mapping_efficiency"].get<double>()), gbps(l), l["bound"].get<std::string>());
   }
   const auto& t = r["totals"];
   out += row("total", "", "", "", "", std::to_string(t["cycles"].get<uint64_t>()),
-             pct(t["utilization"].get<double>()), pct(t["mapping_efficiency"].get<double>()));
+             pct(t["utilization"].get<double>()), pct(t["mapping_efficiency"].get<double>()), gbps(t),
+             t["bound"].get<std::string>());
   out += fmt::format("{} MACs in {:.6g} s\n", t["macs"].get<uint64_t>(), t["seconds"].get<double>());
   return out;
 }
