@@ -9,7 +9,6 @@ import json
 import os
 import pathlib
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -25,13 +24,15 @@ def measure(args):
     """Median wall seconds, peak RSS MiB and the last report over REPEATS runs."""
     walls, peak = [], 0.0
     with tempfile.TemporaryDirectory() as out:
+        rss = pathlib.Path(out) / "rss"
         for _ in range(REPEATS):
             t0 = time.perf_counter()
-            subprocess.run([str(SYSTOLIC), *args, "-o", out, "-q"], check=True,
+            # GNU time reports the peak resident set of this one run (KiB).
+            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), str(SYSTOLIC), *args,
+                            "-o", out, "-q"], check=True,
                            env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
             walls.append(time.perf_counter() - t0)
-            # ru_maxrss of children is the max over all waited-for children (KiB on Linux).
-            peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+            peak = max(peak, int(rss.read_text().split()[-1]) / 1024)
         report = json.loads((pathlib.Path(out) / "report.json").read_text())
     return statistics.median(walls), peak, report
 
@@ -57,8 +58,9 @@ def main():
          ["run", "-c", "configs/tpu-v1.yaml", "-w", "traces/gemms/gpt2.yaml",
           "--set", "mxu.dtype=bf16"], "< 0.5 s, < 100 MB")
     case("exact model, 32x32, bf16 GEMM 2048x1024x1024",
-         ["run", "-c", "configs/tiny-4x4.yaml", "-w", "traces/gemms/bench_exact.yaml",
-          "--set", "mxu.rows=32", "--set", "mxu.cols=32", "--set", "mxu.dtype=bf16"],
+         ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/gemms/bench_exact.yaml",
+          "--set", "mxu.rows=32", "--set", "mxu.cols=32", "--set", "mxu.count=1",
+          "--set", "mxu.model=exact"],
          ">= 500 M PE-updates/s", pe_rate=True)
 
     case("Llama-2-7B weight stream (13.5 GB bf16) through DMA and HBM, tpu-v4i",

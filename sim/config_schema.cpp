@@ -74,7 +74,9 @@ void validate_config(const ChipConfig& config) {
   for (const auto& s : config.sram.all())
     if (auto bad = s.validate()) reject("", *bad);
   // The smallest tile the compiler can make is one fold: R x C weights, one row of R
-  // activations, one row of C accumulators, twice when double-buffered.
+  // activations, one row of C accumulators, twice when double-buffered. (Only a real memory
+  // system holds tiles: with memory.ideal the scratchpads are not used.)
+  if (config.memory.ideal) return;
   const uint64_t copies = config.dma.double_buffer ? 2 : 1;
   const uint64_t width = static_cast<uint64_t>(dtype_bytes(config.mxu.dtype));
   const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);

@@ -178,7 +178,7 @@ def test_runtime_deadlock_names_engines_and_instructions(systolic_bin, tmp_path)
     ("dma.engines=0", "key 'dma.engines'"),
 ])
 def test_impossible_memory_configs_name_the_key(systolic_bin, tmp_path, setting, needle):
-    proc = run_cli("config", "-c", V4I, "--set", setting, check=False)
+    proc = run_cli("config", "-c", V4I, "--set", "memory.ideal=false", "--set", setting, check=False)
     assert proc.returncode == 2
     assert needle in proc.stderr
 
