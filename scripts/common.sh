@@ -12,6 +12,7 @@ DEBIAN_PACKAGES=(
   libsystemc-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev catch2
   pybind11-dev python3-dev python3-pytest python3-numpy python3-pandas python3-matplotlib
   python3-distributed python3-yaml python3-onnx
+  chromium gtkwave
 )
 
 ensure_packages() {

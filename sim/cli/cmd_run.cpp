@@ -10,6 +10,8 @@
 #include "sim/report.hpp"
 #include "sim/error.hpp"
 #include "sim/simulate.hpp"
+#include "sim/timeline.hpp"
+#include "sim/viz/vcd_tracer.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload.hpp"
 
@@ -33,6 +35,8 @@ struct RunOptions {
   std::vector<std::string> overrides;
   std::string outdir = "out";
   bool quiet = false;
+  std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
+  std::string timeline;  // trace-event JSON (sim/timeline.hpp)
 };
 }  // namespace
 
@@ -47,6 +51,11 @@ Command add_run_command(CLI::App& app) {
   add_set_option(cmd, opts->overrides);
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
+  cmd->add_option("--vcd", opts->vcd,
+                  "Write waveforms (VCD, for GTKWave) of the exact model: per-PE values (arrays up "
+                  "to 32x32), engine busy/stalled, semaphores");
+  cmd->add_option("--timeline", opts->timeline,
+                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
   return {cmd, [opts]() {
     if (opts->workload.empty() == opts->trace.empty())
       throw InputError("run: give a workload (-w) or a compiled trace (-t)");
@@ -61,10 +70,13 @@ Command add_run_command(CLI::App& app) {
       workload = load_workload(opts->workload);
       program = compile(config, workload);
     }
-    const SimResult result = simulate(config, program);
+    const SimResult result = opts->vcd.empty() ? simulate(config, program)
+                                               : simulate_with_vcd(config, program, opts->vcd);
     const auto report = make_report(config, workload, program, result);
     write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
                           report.dump(2) + "\n");
+    if (!opts->timeline.empty())
+      write_file_atomically(opts->timeline, make_timeline(config, program, result).dump() + "\n");
     if (!opts->quiet) fmt::print("{}", format_summary(report));
     return 0;
   }};

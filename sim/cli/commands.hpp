@@ -21,7 +21,9 @@ std::string default_config_path();
 
 Command add_run_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
 Command add_compile_command(CLI::App& app);
+Command add_viz_command(CLI::App& app);
 
 // `--set key=value`, repeatable; shared by every command that loads a config.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides);

@@ -23,7 +23,7 @@ def gemms(tmp_path):
 
 def test_version_and_help(systolic_bin):
     assert run_cli("--version").stdout.startswith("systolic ")
-    for sub in ["run", "config"]:
+    for sub in ["run", "config", "compile", "viz", "sweep"]:
         out = run_cli(sub, "--help").stdout
         assert "Usage" in out or "usage" in out.lower()
 

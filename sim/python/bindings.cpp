@@ -1,0 +1,263 @@
+// The native half of the `systolic` Python package (docs/python.md). The pure-Python half,
+// sim/python/systolic/*.py, wraps these in friendlier classes (pandas frames, sweeps).
+//
+// Every run builds the chip in a fresh SystemC context (sim/simulate.hpp), so one process can
+// run any number of times. SystemC keeps its current context in globals, so runs in one
+// process are serialised by a mutex; the GIL is released meanwhile, and other Python threads
+// keep running. Parallel runs need processes (the sweep's pool, a Dask cluster).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "sim/compile.hpp"
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+#include "sim/program.hpp"
+#include "sim/report.hpp"
+#include "sim/simulate.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/workload.hpp"
+
+namespace py = pybind11;
+using json = nlohmann::ordered_json;
+
+namespace systolic::python {
+namespace {
+
+std::mutex& sim_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// JSON -> Python objects through the json module, so a dict is exactly what json.load gives
+// for the same text (the CLI's report.json).
+py::object to_python(const json& j) {
+  // Leaked on purpose: a static py::object would be released after the interpreter is gone.
+  static const py::object* loads = new py::object(py::module_::import("json").attr("loads"));
+  return (*loads)(j.dump());
+}
+
+// One override value as the text `--set key=value` would carry (YAML scalar syntax).
+std::string scalar_text(const py::handle& value, const std::string& key) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "true" : "false";
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::float_>(value)) return py::repr(value).cast<std::string>();
+  if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__"))
+    return py::str(py::int_(py::reinterpret_borrow<py::object>(value))).cast<std::string>();
+  if (py::hasattr(value, "__float__"))  // numpy floats and the like
+    return py::repr(py::float_(py::reinterpret_borrow<py::object>(value))).cast<std::string>();
+  throw py::type_error("override '" + key + "': expected a bool, number or string, got " +
+                       py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+}
+
+void flatten_overrides(const py::dict& d, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& item : d) {
+    if (!py::isinstance<py::str>(item.first))
+      throw py::type_error("override keys must be strings like 'mxu.rows'");
+    const std::string key = prefix + item.first.cast<std::string>();
+    if (py::isinstance<py::dict>(item.second))
+      flatten_overrides(item.second.cast<py::dict>(), key + ".", out);
+    else
+      out.push_back(key + "=" + scalar_text(item.second, key));
+  }
+}
+
+// Accepts {"mxu.rows": 64}, {"mxu": {"rows": 64}}, ["mxu.rows=64"] or None.
+std::vector<std::string> override_list(const py::object& overrides) {
+  std::vector<std::string> out;
+  if (overrides.is_none()) return out;
+  if (py::isinstance<py::dict>(overrides)) {
+    flatten_overrides(overrides.cast<py::dict>(), "", out);
+    return out;
+  }
+  if (py::isinstance<py::str>(overrides))
+    throw py::type_error("overrides: expected a dict or a list of 'key=value' strings, got a string");
+  for (const auto& item : overrides) {
+    if (!py::isinstance<py::str>(item))
+      throw py::type_error("overrides: list items must be 'key=value' strings");
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
+struct ConfigHandle {
+  ChipConfig config;
+  std::string path;
+  std::vector<std::string> overrides;  // every override applied since the file, in order
+};
+
+ConfigHandle load(const std::string& path, const py::object& overrides) {
+  ConfigHandle c;
+  c.path = path;
+  c.overrides = override_list(overrides);
+  c.config = load_config(path, c.overrides);
+  return c;
+}
+
+ConfigHandle with_overrides(const ConfigHandle& base, const py::object& overrides) {
+  ConfigHandle c = base;
+  const auto more = override_list(overrides);
+  apply_overrides(c.config, more);
+  c.overrides.insert(c.overrides.end(), more.begin(), more.end());
+  return c;
+}
+
+struct ResultHandle {
+  json report;
+};
+
+struct ProgramHandle {
+  Program program;
+  ChipConfig config;  // what it was compiled for (the trace header names the array)
+};
+
+// A summary; the full program is its compiled trace (ProgramHandle.to_trace()).
+json program_to_json(const Program& p) {
+  json layers = json::array();
+  for (const auto& l : p.layers)
+    layers.push_back({{"name", l.name}, {"m", l.m}, {"k", l.k}, {"n", l.n},
+                      {"dtype", dtype_name(l.dtype)}, {"repeat", l.repeat},
+                      {"useful_macs", l.useful_macs}, {"source", l.source}});
+  json streams = json::array();
+  for (const auto& s : p.streams)
+    streams.push_back({{"engine", engine_name(s.engine.kind, s.engine.index)},
+                       {"instructions", s.instructions.size()}});
+  return {{"layers", std::move(layers)},
+          {"buffers", p.buffers.size()},
+          {"semaphores", p.semaphores.size()},
+          {"streams", std::move(streams)}};
+}
+
+}  // namespace
+}  // namespace systolic::python
+
+PYBIND11_MODULE(_systolic, m) {
+  using namespace systolic;
+  using namespace systolic::python;
+  // SystemC prints a banner on stdout when its first context is made; the CLI disables it too.
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+
+  m.doc() = "Native core of the systolic simulator (use the `systolic` package).";
+  m.attr("__version__") = SYSTOLIC_VERSION;
+  m.attr("REPORT_SCHEMA_VERSION") = kReportSchemaVersion;
+
+  // The message is the one the CLI prints after "systolic: error: ".
+  auto input_error = py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  input_error.attr("__module__") = "systolic";
+  input_error.doc() = "Bad input (config, workload, override): the message the CLI prints.";
+
+  py::class_<ConfigHandle>(m, "Config", "A resolved, validated chip configuration.")
+      .def_property_readonly("path", [](const ConfigHandle& c) { return c.path; },
+                             "The YAML file it was loaded from.")
+      .def_property_readonly("overrides", [](const ConfigHandle& c) { return c.overrides; },
+                             "Every override applied, as 'key=value' strings, in order.")
+      .def_property_readonly("name", [](const ConfigHandle& c) { return c.config.name; })
+      .def("to_dict", [](const ConfigHandle& c) { return to_python(config_to_json(c.config)); },
+           "Every config key with its resolved value, nested by the dots in its name "
+           "(the `config` section of report.json).")
+      .def("with_overrides", &with_overrides, py::arg("overrides"),
+           "A copy with more overrides applied: {'mxu.rows': 64} or ['mxu.rows=64'].")
+      .def("__eq__", [](const ConfigHandle& a, const ConfigHandle& b) {
+        return config_to_json(a.config) == config_to_json(b.config);
+      })
+      .def("__repr__", [](const ConfigHandle& c) {
+        std::string s = "<systolic.Config " + c.config.name + " from '" + c.path + "'";
+        for (const auto& o : c.overrides) s += " " + o;
+        return s + ">";
+      })
+      .def(py::pickle([](const ConfigHandle& c) { return py::make_tuple(c.path, c.overrides); },
+                      [](const py::tuple& t) {
+                        ConfigHandle c;
+                        c.path = t[0].cast<std::string>();
+                        c.overrides = t[1].cast<std::vector<std::string>>();
+                        c.config = load_config(c.path, c.overrides);
+                        return c;
+                      }));
+
+  py::class_<ResultHandle>(m, "Result", "The report of one run.")
+      .def("to_dict", [](const ResultHandle& r) { return to_python(r.report); },
+           "report.json as json.load gives it (schema: docs/report.md).")
+      .def("to_json", [](const ResultHandle& r, int indent) { return r.report.dump(indent) + "\n"; },
+           py::arg("indent") = 2, "The text of report.json, as the CLI writes it.")
+      .def("summary", [](const ResultHandle& r) { return format_summary(r.report); },
+           "The per-layer table and totals the CLI prints.")
+      .def("write", [](const ResultHandle& r, const std::string& outdir) {
+        const std::string path = outdir + "/report.json";
+        write_file_atomically(path, r.report.dump(2) + "\n");
+        return path;
+      }, py::arg("outdir"), "Writes OUTDIR/report.json like `systolic run -o OUTDIR`.")
+      .def(py::pickle([](const ResultHandle& r) { return r.report.dump(); },
+                      [](const std::string& s) { return ResultHandle{json::parse(s)}; }));
+
+  py::class_<ProgramHandle>(m, "Program", "A compiled program: per-engine instruction streams.")
+      .def("to_dict", [](const ProgramHandle& p) { return to_python(program_to_json(p.program)); },
+           "Layers, and instructions per engine stream (the whole program: to_trace()).")
+      .def("to_trace", [](const ProgramHandle& p) { return write_trace(p.program, p.config); },
+           "The compiled-trace text, as `systolic compile` writes it (docs/trace-format.md).")
+      .def("write", [](const ProgramHandle& p, const std::string& path) {
+        write_file_atomically(path, write_trace(p.program, p.config));
+        return path;
+      }, py::arg("path"), "Writes the compiled trace to `path`; run it with run(config, trace=path).")
+      .def_property_readonly("num_instructions", [](const ProgramHandle& p) {
+        size_t n = 0;
+        for (const auto& s : p.program.streams) n += s.instructions.size();
+        return n;
+      });
+
+  m.def("load_config", &load, py::arg("path"), py::arg("overrides") = py::none(),
+        "Reads a chip config YAML and applies overrides ({'mxu.rows': 64}, "
+        "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
+
+  m.def("compile", [](const ConfigHandle& config, const std::string& workload) {
+    ProgramHandle p;
+    p.config = config.config;
+    py::gil_scoped_release release;
+    p.program = compile(config.config, load_workload(workload));
+    return p;
+  }, py::arg("config"), py::arg("workload"),
+     "Lowers a workload to a program for this chip, as `systolic compile` does.");
+
+  m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
+                  const std::optional<std::string>& trace, const py::object& bucket) {
+    if (!bucket.is_none()) {
+      PyErr_SetString(PyExc_NotImplementedError,
+                      "bucket= arrives with the request-packing issue");
+      throw py::error_already_set();
+    }
+    if (workload.has_value() == trace.has_value())
+      throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
+    ResultHandle r;
+    {
+      py::gil_scoped_release release;
+      // SystemC's current context is process-wide: one run at a time per process.
+      std::lock_guard<std::mutex> lock(sim_mutex());
+      Workload wl;
+      Program program;
+      if (trace) {  // as `systolic run -t`
+        program = read_trace(*trace, config.config);
+        wl.name = std::filesystem::path(*trace).stem().string();
+        wl.path = *trace;
+      } else {
+        wl = load_workload(*workload);
+        program = compile(config.config, wl);
+      }
+      const SimResult result = simulate(config.config, program);
+      r.report = make_report(config.config, wl, program, result);
+    }
+    return r;
+  }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
+     py::arg("bucket") = py::none(),
+     "Simulates a workload (or a compiled trace) on a chip; the GIL is released meanwhile. "
+     "Raises InputError on bad input, with the message the CLI prints.");
+
+  m.def("result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
+        py::arg("text"), "A Result from report.json text (e.g. a saved report).");
+}

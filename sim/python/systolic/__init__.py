@@ -1,0 +1,152 @@
+"""Python API of the Systolic simulator (docs/python.md).
+
+    import systolic
+    cfg = systolic.load_config("configs/tpu-v4i.yaml", overrides={"mxu.rows": 64})
+    res = systolic.run(cfg, workload="traces/gemms/gpt2.yaml")
+    print(res.summary())
+    res.layers            # pandas DataFrame, one row per layer
+    res.to_dict()         # == json.load(open("OUT/report.json")) of `systolic run`
+
+Runs in one process are independent (each builds the chip in a fresh SystemC context) but
+serialised; the GIL is released while simulating. For many runs in parallel use
+systolic.sweep (docs/sweeps.md), which runs points in worker processes or on a Dask cluster.
+Import with PYTHONPATH=<build>/python and Debian's /usr/bin/python3.
+"""
+
+import os as _os
+
+from . import _systolic
+from ._systolic import Config, InputError, Program
+
+__all__ = ["Config", "InputError", "Program", "Result", "load_config", "run", "compile",
+           "sweep", "__version__"]
+
+__version__ = _systolic.__version__
+REPORT_SCHEMA_VERSION = _systolic.REPORT_SCHEMA_VERSION
+
+_PENDING = "arrives with the request-packing issue"
+
+
+def load_config(path, overrides=None):
+    """Reads a chip config YAML and applies overrides.
+
+    overrides: {"mxu.rows": 64}, {"mxu": {"rows": 64}} or ["mxu.rows=64"], with the same
+    meaning and checks as `systolic run --set`. Raises systolic.InputError (a ValueError) with
+    the message the CLI prints after "systolic: error: ".
+    """
+    return _systolic.load_config(_os.fspath(path), overrides)
+
+
+def _as_config(config):
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, (str, _os.PathLike)):
+        return load_config(config)
+    raise TypeError(f"config: expected a systolic.Config or a path, got {type(config).__name__}")
+
+
+class Result:
+    """The report of one run: .to_dict() is report.json, .layers a pandas DataFrame."""
+
+    def __init__(self, native):
+        self._native = native
+        self._dict = None
+
+    def _report(self):
+        if self._dict is None:
+            self._dict = self._native.to_dict()
+        return self._dict
+
+    def to_dict(self):
+        """report.json as json.load gives it (a fresh copy each call; docs/report.md)."""
+        return self._native.to_dict()
+
+    def to_json(self, indent=2):
+        """The text of report.json as `systolic run` writes it."""
+        return self._native.to_json(indent)
+
+    def summary(self):
+        """The per-layer table and totals `systolic run` prints."""
+        return self._native.summary()
+
+    def write(self, outdir):
+        """Writes OUTDIR/report.json; returns its path."""
+        return self._native.write(_os.fspath(outdir))
+
+    @property
+    def totals(self):
+        return dict(self._report()["totals"])
+
+    @property
+    def config(self):
+        return self._report()["config"]
+
+    @property
+    def cycles(self):
+        return self._report()["totals"]["cycles"]
+
+    @property
+    def layers(self):
+        """One row per layer (name, m, k, n, dtype, repeat, folds, cycles, macs, utilization...)."""
+        import pandas as pd
+        return pd.DataFrame(self._report()["layers"])
+
+    @property
+    def engines(self):
+        """One row per engine (busy, stalled and idle cycles)."""
+        import pandas as pd
+        return pd.DataFrame(self._report()["engines"])
+
+    @property
+    def buckets(self):
+        """Per-time-bucket statistics, once reports carry them."""
+        report = self._report()
+        if "buckets" not in report:
+            raise NotImplementedError("buckets " + _PENDING)
+        import pandas as pd
+        return pd.DataFrame(report["buckets"])
+
+    def __reduce__(self):
+        return (_result_from_json, (self._native.to_json(-1),))
+
+    def __repr__(self):
+        r = self._report()
+        return (f"<systolic.Result {r['config']['name']} x {r['workload']['name']}: "
+                f"{r['totals']['cycles']} cycles, utilization {r['totals']['utilization']:.3f}>")
+
+    def _repr_html_(self):  # notebooks
+        return self.layers._repr_html_()
+
+
+def _result_from_json(text):
+    return Result(_systolic.result_from_json(text))
+
+
+def run(config, workload=None, trace=None, bucket=None):
+    """Simulates `workload` (GEMM list YAML or SCALE-Sim CSV) on `config` (a Config or a
+    config path), or a compiled trace with trace=PATH (from `systolic compile` or
+    Program.write). Equivalent to `systolic run -c CONFIG -w WORKLOAD` / `-t TRACE`; the GIL
+    is released while simulating. bucket= arrives with the request-packing issue."""
+    if bucket is not None:
+        raise NotImplementedError("bucket= " + _PENDING)
+    return Result(_systolic.run(_as_config(config),
+                                None if workload is None else _os.fspath(workload),
+                                None if trace is None else _os.fspath(trace)))
+
+
+def compile(config, workload, output=None):  # noqa: A001 - mirrors `systolic compile`
+    """Lowers a workload to a Program (per-engine instruction streams) for this chip, as
+    `systolic compile` does; with output=PATH also writes the compiled trace there."""
+    program = _systolic.compile(_as_config(config), _os.fspath(workload))
+    if output is not None:
+        program.write(_os.fspath(output))
+    return program
+
+
+def __getattr__(name):
+    # systolic.sweep is a submodule that is also callable: systolic.sweep(spec, outdir, ...).
+    # Imported lazily so that `python3 -m systolic.sweep` does not find it imported already.
+    if name == "sweep":
+        import importlib
+        return importlib.import_module(".sweep", __name__)
+    raise AttributeError(f"module 'systolic' has no attribute '{name}'")

@@ -1,0 +1,195 @@
+"""The `systolic` Python module (docs/python.md): many runs in one process give what separate
+CLI runs give, bad input raises systolic.InputError with the CLI's message and the interpreter
+goes on, and the GIL is released while simulating.
+
+The build is found through $SYSTOLIC_BUILD (default <repo>/build); the module is
+<build>/python/systolic."""
+import json
+import os
+import pathlib
+import pickle
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"))
+PYDIR = BUILD / "python"
+CLI = BUILD / "systolic"
+
+if not (PYDIR / "systolic" / "__init__.py").exists():
+    pytest.skip(f"the systolic Python module is not built in {PYDIR} (needs pybind11-dev; "
+                f"set SYSTOLIC_BUILD to another build dir)", allow_module_level=True)
+sys.path.insert(0, str(PYDIR))
+import systolic  # noqa: E402
+
+V4I = REPO / "configs" / "tpu-v4i.yaml"
+TINY = REPO / "configs" / "tiny-4x4.yaml"
+GPT2 = REPO / "traces" / "gemms" / "gpt2.yaml"
+EXAMPLE = REPO / "traces" / "gemms" / "example.yaml"
+RESNET = REPO / "traces" / "topologies" / "resnet18.csv"
+EXACT = REPO / "tests" / "py" / "data" / "exact.yaml"  # exact model, shape set per test
+
+
+def cli(*args, check=True):
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built")
+    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE")
+    proc = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"systolic {args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+def cli_report(tmp_path, config, workload, overrides=()):
+    out = tmp_path / f"cli{len(list(tmp_path.iterdir()))}"
+    sets = [a for o in overrides for a in ("--set", o)]
+    proc = cli("run", "-c", config, "-w", workload, *sets, "-o", out)
+    return json.loads((out / "report.json").read_text()), proc.stdout
+
+
+def cli_error(*args):
+    proc = cli(*args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert line.startswith("systolic: error: ")
+    return line[len("systolic: error: "):]
+
+
+CASES = [  # (config, workload, overrides as --set strings, the same as a dict)
+    (V4I, GPT2, [], {}),
+    (TINY, EXAMPLE, [], {}),  # the exact model: a different chip build in between
+    (V4I, GPT2, ["mxu.rows=64", "mxu.dtype=int8"], {"mxu.rows": 64, "mxu.dtype": "int8"}),
+    (V4I, RESNET, ["mxu.count=2", "clock_mhz=940.5"], {"mxu": {"count": 2}, "clock_mhz": 940.5}),
+]
+
+
+def test_many_runs_in_one_process_equal_separate_cli_runs(tmp_path):
+    expected = [cli_report(tmp_path, c, w, sets) for c, w, sets, _ in CASES]
+    # Twice over, interleaved: nothing carries over from one run to the next.
+    for _ in range(2):
+        for (config, workload, _, overrides), (report, stdout) in zip(CASES, expected):
+            cfg = systolic.load_config(str(config), overrides)
+            res = systolic.run(cfg, workload=str(workload))
+            assert res.to_dict() == report
+            assert res.summary() == stdout
+
+
+def test_result_json_is_the_cli_file(tmp_path):
+    out = tmp_path / "cli"
+    cli("run", "-c", V4I, "-w", GPT2, "-o", out, "-q")
+    res = systolic.run(str(V4I), str(GPT2))
+    assert res.to_json() == (out / "report.json").read_text()
+    path = res.write(tmp_path / "py")
+    assert pathlib.Path(path).read_bytes() == (out / "report.json").read_bytes()
+
+
+def test_override_forms_and_with_overrides():
+    a = systolic.load_config(V4I, {"mxu.rows": 64, "memory.ideal": True})
+    b = systolic.load_config(V4I, {"mxu": {"rows": 64}, "memory": {"ideal": True}})
+    c = systolic.load_config(V4I, ["mxu.rows=64", "memory.ideal=true"])
+    d = systolic.load_config(V4I).with_overrides({"mxu.rows": 64})
+    assert a == b == c == d
+    assert a.to_dict()["mxu"]["rows"] == 64
+    assert a.to_dict() == json.loads(cli("config", "-c", V4I, "--set", "mxu.rows=64").stdout)
+    assert d.overrides == ["mxu.rows=64"] and d.path == str(V4I)
+    assert pickle.loads(pickle.dumps(a)) == a
+    with pytest.raises(TypeError):
+        systolic.load_config(V4I, {"mxu.rows": [1, 2]})
+
+
+@pytest.mark.parametrize("overrides,cli_args", [
+    ({"mxu.rowz": 4}, ["--set", "mxu.rowz=4"]),
+    ({"mxu.rows": 0}, ["--set", "mxu.rows=0"]),
+    ({"mxu.dtype": "int4"}, ["--set", "mxu.dtype=int4"]),
+    (["mxu.rows"], ["--set", "mxu.rows"]),
+])
+def test_bad_config_raises_input_error_with_the_cli_message(overrides, cli_args):
+    message = cli_error("run", "-c", V4I, "-w", GPT2, *cli_args, "-o", "/nonexistent/x")
+    with pytest.raises(systolic.InputError) as err:
+        systolic.load_config(V4I, overrides)
+    assert str(err.value) == message
+    assert isinstance(err.value, ValueError)
+    # The interpreter is fine and the next run works.
+    assert systolic.run(systolic.load_config(TINY), EXAMPLE).cycles > 0
+
+
+def test_bad_files_raise_input_error_with_the_cli_message(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    assert str(pytest.raises(systolic.InputError, systolic.load_config, missing).value) == \
+        cli_error("config", "-c", missing)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("gemms:\n  - {name: a, m: 4, k: -1, n: 4}\n")
+    with pytest.raises(systolic.InputError) as err:
+        systolic.run(systolic.load_config(TINY), bad)
+    assert str(err.value) == cli_error("run", "-c", TINY, "-w", bad, "-o", tmp_path / "o")
+    assert systolic.run(TINY, EXAMPLE).cycles > 0
+
+
+def test_gil_is_released_while_simulating(tmp_path):
+    # The exact model on a 128x128 array: long enough to see another thread make progress.
+    wl = tmp_path / "long.yaml"
+    wl.write_text("gemms:\n  - {name: g, m: 24576, k: 128, n: 128}\n")
+    cfg = systolic.load_config(EXACT, {"mxu.rows": 128, "mxu.cols": 128})
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.002)
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        time.sleep(0.02)
+        start = time.monotonic()
+        res = systolic.run(cfg, wl)
+        end = time.monotonic()
+    finally:
+        stop.set()
+        t.join()
+    assert res.cycles > 24576
+    assert end - start > 0.15, "the run was too short to tell"
+    during = [x for x in ticks if start < x < end]
+    # With the GIL held the thread could not tick at all until the run returned.
+    assert len(during) >= 0.25 * (end - start) / 0.002, (len(during), end - start)
+
+
+def test_frames_and_pending_parameters():
+    res = systolic.run(V4I, GPT2)
+    layers = res.layers
+    assert list(layers["name"]) == [l["name"] for l in res.to_dict()["layers"]]
+    assert layers["cycles"].max() <= res.cycles
+    assert {"mxu0", "mxu1", "mxu2", "mxu3"} <= set(res.engines["name"])
+    assert res.totals["macs"] == int(layers["macs"].sum())
+    if "buckets" not in res.to_dict():
+        with pytest.raises(NotImplementedError):
+            res.buckets
+        with pytest.raises(NotImplementedError, match="packing"):
+            systolic.run(V4I, GPT2, bucket="traces/buckets/default.yaml")
+    again = pickle.loads(pickle.dumps(res))
+    assert again.to_dict() == res.to_dict() and again.summary() == res.summary()
+
+
+def test_compile_and_run_a_trace_like_the_cli(tmp_path):
+    cfg = systolic.load_config(TINY)
+    program = systolic.compile(cfg, EXAMPLE, output=tmp_path / "py.trace")
+    d = program.to_dict()
+    assert [l["name"] for l in d["layers"]] == ["square", "tall", "narrow"]
+    assert program.num_instructions == sum(s["instructions"] for s in d["streams"]) > 0
+    cli("compile", "-c", TINY, "-w", EXAMPLE, "-o", tmp_path / "cli.trace")
+    assert (tmp_path / "py.trace").read_text() == (tmp_path / "cli.trace").read_text()
+    assert program.to_trace() == (tmp_path / "cli.trace").read_text()
+    out = tmp_path / "out"
+    cli("run", "-c", TINY, "-t", tmp_path / "cli.trace", "-o", out, "-q")
+    res = systolic.run(cfg, trace=tmp_path / "cli.trace")
+    assert res.to_dict() == json.loads((out / "report.json").read_text())
+    with pytest.raises(systolic.InputError, match="give a workload"):
+        systolic.run(cfg)
+    with pytest.raises(systolic.InputError, match="give a workload"):
+        systolic.run(cfg, EXAMPLE, trace=tmp_path / "cli.trace")
