@@ -1,0 +1,178 @@
+#include "sim/viz/grid_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "models/chip/engine.hpp"
+#include "models/common/clock.hpp"
+#include "sim/error.hpp"
+#include "sim/suggest.hpp"
+
+namespace systolic {
+namespace {
+
+// Follows one engine's grid inside a simulate() run: at each instruction's cycle 0 it asks
+// SystemC which engine is calling and where the instruction started, then hands that
+// engine's cycles to the recorder. This observer never waits, so each grid run is one
+// uninterrupted series of calls from one engine.
+class GridCapture : public GridObserver {
+ public:
+  GridCapture(std::string engine, ArrayShape shape, uint64_t first, uint64_t last)
+      : engine_(std::move(engine)), recorder_(shape, first, last) {}
+
+  void on_cycle(uint64_t cycle, const std::vector<PeState>& pes) override {
+    if (cycle == 0) {
+      const auto* e = dynamic_cast<const Engine*>(
+          sc_core::sc_get_current_process_handle().get_parent_object());
+      following_ = e && e->basename() == engine_;
+      if (following_)
+        recorder_.set_origin(now_cycles(), static_cast<int>(e->records().size()));
+    }
+    if (following_) recorder_.on_cycle(cycle, pes);
+  }
+
+  GridRecording take() { return recorder_.take(); }
+
+ private:
+  std::string engine_;
+  GridRecorder recorder_;
+  bool following_ = false;
+};
+
+uint64_t parse_cycle(const std::string& text, const std::string& whole) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18)
+    throw InputError(fmt::format("--cycles '{}': expected A:B with whole cycle numbers, e.g. 0:40",
+                                 whole));
+  return std::stoull(text);
+}
+
+}  // namespace
+
+void parse_cycle_range(const std::string& text, VizRequest& request) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw InputError(fmt::format("--cycles '{}': expected A:B (cycles A to B-1), A: or :B", text));
+  const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+  request.first = a.empty() ? std::nullopt : std::optional<uint64_t>(parse_cycle(a, text));
+  request.last = b.empty() ? std::nullopt : std::optional<uint64_t>(parse_cycle(b, text));
+  if (request.first && request.last && *request.last <= *request.first)
+    throw InputError(fmt::format("--cycles '{}': B must be greater than A", text));
+}
+
+GridView capture_grid_view(const ChipConfig& config, const std::string& workload_name,
+                           const Program& program, const VizRequest& request) {
+  const ArrayShape shape = config.mxu.shape();
+  if (shape.rows > kVizMaxSide || shape.cols > kVizMaxSide)
+    throw InputError(fmt::format(
+        "viz: the PE view is for arrays up to {0}x{0}, this one is {1}x{2} (try "
+        "configs/tiny-4x4.yaml, or --set mxu.rows=8 --set mxu.cols=8)",
+        kVizMaxSide, shape.rows, shape.cols));
+  if (request.mxu < 0 || request.mxu >= config.mxu.count)
+    throw InputError(fmt::format("viz: --mxu {}: the chip has mxu.count = {} (MXUs 0..{})",
+                                 request.mxu, config.mxu.count, config.mxu.count - 1));
+  const std::string engine = engine_name(EngineKind::mxu, request.mxu);
+
+  // Pass 1 (fast model, identical timing): where things happen.
+  ChipConfig fast = config;
+  fast.mxu.model = MxuModel::fast;
+  const SimResult plan = simulate(fast, program);
+  const EngineResult* mxu = nullptr;
+  for (const auto& e : plan.engines)
+    if (e.name == engine) mxu = &e;
+  if (!mxu) throw InputError(fmt::format("viz: the run has no engine {}", engine));
+
+  uint64_t first = 0, last = plan.total_cycles;
+  std::string selection = "whole run";
+  if (!request.layer.empty()) {
+    std::vector<std::string> names;
+    std::set<int> layers;
+    for (size_t i = 0; i < program.layers.size(); ++i) {
+      names.push_back(program.layers[i].name);
+      if (program.layers[i].name == request.layer) layers.insert(static_cast<int>(i));
+    }
+    if (layers.empty())
+      throw InputError(fmt::format("viz: --layer '{}': no such layer{}", request.layer,
+                                   did_you_mean(request.layer, names)));
+    first = std::numeric_limits<uint64_t>::max();
+    last = 0;
+    for (const auto& rec : mxu->records)
+      if (layers.count(rec.layer)) {
+        first = std::min(first, rec.start);
+        last = std::max(last, rec.end);
+      }
+    if (last == 0)
+      throw InputError(fmt::format("viz: layer '{}' has no instruction on {} (try another --mxu)",
+                                   request.layer, engine));
+    selection = fmt::format("layer {}", request.layer);
+  }
+  const uint64_t span_first = first, span_last = last;
+  if (request.first) first = std::max(first, *request.first);
+  if (request.last) last = std::min(last, *request.last);
+  if (request.first || request.last)
+    selection += fmt::format(", cycles {}:{}", first, last);
+  if (last <= first)
+    throw InputError(fmt::format("viz: --cycles selects nothing: the {} spans cycles {}:{}",
+                                 request.layer.empty() ? std::string("run")
+                                                       : "layer '" + request.layer + "'",
+                                 span_first, span_last));
+  const uint64_t pes = static_cast<uint64_t>(shape.rows * shape.cols);
+  const uint64_t max_cycles = kVizMaxPeCycles / pes;
+  if (last - first > max_cycles)
+    throw InputError(fmt::format(
+        "viz: {} cycles of a {}x{} array is too much for one page (at most {} cycles at this "
+        "size); pick a range with --cycles, e.g. --cycles {}:{}",
+        last - first, shape.rows, shape.cols, max_cycles, first, first + max_cycles));
+
+  // Pass 2 (exact model): record the grid.
+  ChipConfig exact = config;
+  exact.mxu.model = MxuModel::exact;
+  GridCapture capture(engine, shape, first, last);
+  const SimResult run = simulate(exact, program, &capture);
+
+  GridView view;
+  view.chip = config.name;
+  view.workload = workload_name;
+  view.engine = engine;
+  view.shape = shape;
+  view.convention = config.mxu.convention;
+  view.clock_mhz = config.clock_mhz;
+  view.mxus = config.mxu.count;
+  view.selection = selection;
+  view.first = first;
+  view.last = last;
+  view.total_cycles = run.total_cycles;
+  view.recording = capture.take();
+
+  const EngineResult* ran = nullptr;
+  for (const auto& e : run.engines)
+    if (e.name == engine) ran = &e;
+  const Stream* stream = nullptr;
+  for (const auto& s : program.streams)
+    if (s.engine == EngineId{EngineKind::mxu, request.mxu}) stream = &s;
+  std::map<int, int> slot;  // stream index -> view.instructions index
+  for (int& tag : view.recording.tag) {
+    auto it = slot.find(tag);
+    if (it == slot.end()) {
+      const InstrRecord& rec = ran->records.at(static_cast<size_t>(tag));
+      GridViewInstruction gi;
+      gi.index = tag;
+      gi.layer = rec.layer;
+      if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program.layers.size())
+        gi.layer_name = program.layers[static_cast<size_t>(rec.layer)].name;
+      gi.op = std::get<MatmulOp>(stream->instructions.at(static_cast<size_t>(tag)).op);
+      gi.folds = fold_count(shape, {gi.op.m, gi.op.k, gi.op.n});
+      gi.start = rec.start;
+      gi.end = rec.end;
+      it = slot.emplace(tag, static_cast<int>(view.instructions.size())).first;
+      view.instructions.push_back(std::move(gi));
+    }
+    tag = it->second;
+  }
+  return view;
+}
+
+}  // namespace systolic

@@ -1,0 +1,184 @@
+#include "sim/viz/html_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "models/mxu/mxu_timing.hpp"
+
+namespace systolic {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr uint8_t kActive = 1, kPadRow = 2, kPadCol = 4, kPadToken = 8, kLoading = 16;
+static_assert(kPadToken == 8, "reserved for packing: lanes' pad tokens");
+
+std::string base64(const std::vector<uint8_t>& bytes) {
+  static const char* const alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
+    out += alphabet[v >> 18];
+    out += alphabet[(v >> 12) & 63];
+    out += alphabet[(v >> 6) & 63];
+    out += alphabet[v & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const uint32_t v = uint32_t{bytes[i]} << 16;
+    out += alphabet[v >> 18];
+    out += alphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const uint32_t v = (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8);
+    out += alphabet[v >> 18];
+    out += alphabet[(v >> 12) & 63];
+    out += alphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+// A typed array as {"type": "i8", "data": base64 of its little-endian bytes}.
+template <class T, class Src>
+json typed(const char* type, const std::vector<Src>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const T v = static_cast<T>(values[i]);
+    uint8_t raw[sizeof(T)];
+    std::memcpy(raw, &v, sizeof(T));
+    for (size_t b = 0; b < sizeof(T); ++b) bytes[i * sizeof(T) + b] = raw[b];  // x86: LE
+  }
+  return {{"type", type}, {"count", values.size()}, {"data", base64(bytes)}};
+}
+
+}  // namespace
+
+json grid_view_data(const GridView& view) {
+  const GridRecording& rec = view.recording;
+  const int64_t R = view.shape.rows, C = view.shape.cols;
+  const size_t pes = static_cast<size_t>(R * C);
+
+  bool any_int = false, any_float = false;
+  json instructions = json::array();
+  for (const auto& gi : view.instructions) {
+    (gi.op.dtype == DType::int8 ? any_int : any_float) = true;
+    instructions.push_back({{"index", gi.index},
+                            {"layer", gi.layer_name},
+                            {"m", gi.op.m},
+                            {"k", gi.op.k},
+                            {"n", gi.op.n},
+                            {"n_offset", gi.op.n_offset},
+                            {"dtype", std::string(dtype_name(gi.op.dtype))},
+                            {"folds", gi.folds.total()},
+                            {"row_folds", gi.folds.row_folds},
+                            {"col_folds", gi.folds.col_folds},
+                            {"start", gi.start},
+                            {"end", gi.end}});
+  }
+
+  // Per frame: cycle offset in the window, instruction, useful MACs. Per PE: flags.
+  std::vector<uint32_t> offset(rec.frames()), useful(rec.frames());
+  std::vector<int32_t> instr(rec.frames());
+  std::vector<uint8_t> flags(rec.fold.size(), 0);
+  for (size_t f = 0; f < rec.frames(); ++f) {
+    offset[f] = static_cast<uint32_t>(rec.cycle[f] - view.first);
+    instr[f] = rec.tag[f];
+    const GridViewInstruction& gi = view.instructions.at(static_cast<size_t>(rec.tag[f]));
+    // Weight shifting in: the shadow bank's value changed while the stationary one did not
+    // (when a new fold reaches a PE the banks swap roles, and both change). At an
+    // instruction's cycle 0 the banks start from zero; a window opening mid-instruction has
+    // no previous frame to compare with, so its first frame shows no shifting.
+    const bool continues = f > 0 && rec.tag[f - 1] == rec.tag[f] && rec.cycle[f - 1] + 1 == rec.cycle[f];
+    const bool starts = rec.cycle[f] == gi.start;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t c = 0; c < C; ++c) {
+        const size_t i = rec.at(f, r, c);
+        uint8_t fl = 0;
+        if (rec.active[i]) {
+          fl |= kActive;
+          ++useful[f];
+        }
+        if (rec.fold[i] >= 0) {
+          // Fold order (pe_grid.hpp): column folds outer, row folds inner.
+          const int64_t fold = rec.fold[i], rf = gi.folds.row_folds;
+          const int64_t kf = std::min(R, gi.op.k - (fold % rf) * R);
+          const int64_t nf = std::min(C, gi.op.n - (fold / rf) * C);
+          if (r >= kf) fl |= kPadRow;
+          if (c >= nf) fl |= kPadCol;
+        }
+        if (continues ? rec.shadow[i] != rec.shadow[i - pes] && rec.weight[i] == rec.weight[i - pes]
+                      : starts && rec.shadow[i] != 0.0)
+          fl |= kLoading;
+        flags[i] = fl;
+      }
+  }
+
+  const bool integer = any_int && !any_float;
+  json pe;
+  if (integer) {
+    pe["weight"] = typed<int8_t>("i8", rec.weight);
+    pe["shadow"] = typed<int8_t>("i8", rec.shadow);
+    pe["activation"] = typed<int8_t>("i8", rec.activation);
+    pe["psum"] = typed<int32_t>("i32", rec.psum);
+  } else {
+    pe["weight"] = typed<float>("f32", rec.weight);
+    pe["shadow"] = typed<float>("f32", rec.shadow);
+    pe["activation"] = typed<float>("f32", rec.activation);
+    pe["psum"] = any_int ? typed<double>("f64", rec.psum) : typed<float>("f32", rec.psum);
+  }
+  // Fold indices fit 16 bits unless a layer has more than 32767 folds.
+  const bool short_folds = std::all_of(rec.fold.begin(), rec.fold.end(),
+                                       [](int32_t f) { return f <= INT16_MAX; });
+  pe["fold"] = short_folds ? typed<int16_t>("i16", rec.fold) : typed<int32_t>("i32", rec.fold);
+  pe["flags"] = typed<uint8_t>("u8", flags);
+
+  json data;
+  data["format"] = "systolic-grid-view";
+  data["version"] = 1;
+  data["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
+  data["chip"] = {{"name", view.chip},
+                  {"rows", R},
+                  {"cols", C},
+                  {"mxus", view.mxus},
+                  {"convention", view.convention == Convention::tpu ? "tpu" : "scalesim"},
+                  {"clock_mhz", view.clock_mhz}};
+  data["workload"] = view.workload;
+  data["engine"] = view.engine;
+  data["selection"] = view.selection;
+  data["values"] = integer ? "int" : "float";
+  data["window"] = {{"first", view.first}, {"last", view.last}};
+  data["total_cycles"] = view.total_cycles;
+  data["instructions"] = std::move(instructions);
+  data["frames"] = {{"count", rec.frames()},
+                    {"offset", typed<uint32_t>("u32", offset)},
+                    {"instruction", typed<int32_t>("i32", instr)},
+                    {"useful", typed<uint32_t>("u32", useful)}};
+  data["pe"] = std::move(pe);
+  return data;
+}
+
+std::string grid_view_html(const GridView& view) {
+  std::string data = grid_view_data(view).dump(-1, ' ', false, json::error_handler_t::replace);
+  // '<' only occurs inside JSON strings, where \u003c means the same: no "</script>" inside.
+  std::string safe;
+  safe.reserve(data.size());
+  for (char ch : data) {
+    if (ch == '<') safe += "\\u003c";
+    else safe += ch;
+  }
+  std::string page = kGridViewTemplate;
+  const std::string marker = "/*@@SYSTOLIC_DATA@@*/";
+  const auto at = page.find(marker);
+  if (at == std::string::npos) throw std::logic_error("grid view template has no data marker");
+  page.replace(at, marker.size(), safe);
+  return page;
+}
+
+}  // namespace systolic

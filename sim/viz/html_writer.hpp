@@ -1,0 +1,32 @@
+#pragma once
+// The PE-grid page: one self-contained HTML file (inline CSS and JavaScript, no network,
+// no external scripts or fonts) that plays back a GridView cycle by cycle.
+//
+// The recording is embedded as JSON (<script type="application/json" id="systolic-data">)
+// with the per-PE arrays as base64 little-endian typed arrays: weight, shadow, activation
+// (int8 or float32), psum (int32, float32, or float64 when int8 and float layers mix), fold
+// (int16, or int32 past 32767 folds) and flags (uint8: 1 useful MAC, 2 padded row, 4 padded column, 8 pad token,
+// 16 weight shifting in). The page shows exactly those values; it computes nothing but
+// sums for the running utilization.
+//
+// For scripts and tests, the page takes #cycle=N in its URL, and exposes what it renders in
+// the DOM: body[data-cycle], and per PE div.pe[data-r][data-c] with data-weight, data-shadow,
+// data-activation, data-psum (full precision), data-fold and data-state
+// (active | pad | token | bubble | idle).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/viz/grid_view.hpp"
+
+namespace systolic {
+
+// The embedded data (also handy for tests).
+nlohmann::ordered_json grid_view_data(const GridView& view);
+
+std::string grid_view_html(const GridView& view);
+
+// The page template; "/*@@SYSTOLIC_DATA@@*/" marks where the data goes.
+extern const char* const kGridViewTemplate;
+
+}  // namespace systolic

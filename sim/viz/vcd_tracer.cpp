@@ -1,0 +1,175 @@
+#include "sim/viz/vcd_tracer.hpp"
+
+#include <fmt/format.h>
+#include <sysc/tracing/sc_tracing_ids.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "models/chip/chip.hpp"
+#include "models/common/clock.hpp"
+#include "sim/error.hpp"
+
+namespace systolic {
+namespace {
+
+// VCD scope and variable names: letters, digits and '_' (a '.' would open a scope).
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char ch : name)
+    out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+  return out.empty() ? "_" : out;
+}
+
+void check_shape(const ChipConfig& config) {
+  if (config.mxu.model != MxuModel::exact)
+    throw InputError(
+        "--vcd traces the exact MXU model's PE values; this config uses mxu.model = fast "
+        "(add --set mxu.model=exact)");
+  const ArrayShape s = config.mxu.shape();
+  if (s.rows > VcdTracer::kMaxSide || s.cols > VcdTracer::kMaxSide)
+    throw InputError(fmt::format(
+        "--vcd: per-PE waveforms are for arrays up to {0}x{0}, this one is {1}x{2} (try "
+        "configs/tiny-4x4.yaml, or --set mxu.rows=8 --set mxu.cols=8)",
+        VcdTracer::kMaxSide, s.rows, s.cols));
+}
+
+}  // namespace
+
+void VcdTracer::check(const ChipConfig& config, uint64_t cycles) {
+  check_shape(config);
+  const uint64_t pes = static_cast<uint64_t>(config.mxu.rows * config.mxu.cols * config.mxu.count);
+  if (cycles > kMaxPeCycles / pes)
+    throw InputError(fmt::format(
+        "--vcd: {} PEs x {} cycles is too much to trace (at most {} PE-cycles, about {} MB of "
+        "VCD); trace a smaller workload, or watch part of it with `systolic viz --cycles A:B`",
+        pes, cycles, kMaxPeCycles, kMaxPeCycles * 40 / 1000000));
+}
+
+VcdTracer::VcdTracer(std::string path, const ChipConfig& config, const Program& program)
+    : path_(std::move(path)), shape_(config.mxu.shape()), program_(program) {
+  check_shape(config);
+  for (const auto& stream : program.streams)
+    for (const auto& instr : stream.instructions)
+      if (const auto* mm = std::get_if<MatmulOp>(&instr.op))
+        if (mm->dtype != DType::int8) integer_ = false;
+}
+
+VcdTracer::~VcdTracer() {
+  if (file_) {  // the run failed before stop(): drop the partial file
+    std::error_code ec;
+    std::filesystem::remove(path_ + ".tmp.vcd", ec);
+  }
+}
+
+void VcdTracer::start(const Chip& chip) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_TIMESCALE_UNIT_,
+                                          sc_core::SC_DO_NOTHING);
+  const std::filesystem::path target(path_);
+  std::error_code ec;
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  // sc_create_vcd_trace_file appends ".vcd"; write beside the target, rename in stop().
+  file_ = sc_core::sc_create_vcd_trace_file((path_ + ".tmp").c_str());
+  if (!file_) throw InputError(fmt::format("{}: cannot write file", path_));
+  file_->set_time_unit(1, sc_core::SC_NS);  // one cycle
+
+  for (const Engine* e : chip.engines()) {
+    sc_core::sc_trace(file_, e->busy_flag(), std::string(e->name()) + ".busy");
+    sc_core::sc_trace(file_, e->stalled_flag(), std::string(e->name()) + ".stalled");
+  }
+  std::set<std::string> used;
+  for (size_t i = 0; i < chip.semaphores().size(); ++i) {
+    std::string name = sanitize(i < program_.semaphores.size() ? program_.semaphores[i]
+                                                               : fmt::format("sem{}", i));
+    if (!used.insert(name).second) name += fmt::format("_{}", i);
+    sc_core::sc_trace(file_, chip.semaphores().value_ref(static_cast<int>(i)),
+                      std::string(chip.name()) + ".semaphores." + name, 64);
+  }
+
+  const size_t n = static_cast<size_t>(shape_.rows * shape_.cols);
+  grids_.clear();
+  grids_.reserve(chip.mxus().size());  // no reallocation: the traced variables stay put
+  for (const MxuEngine* mxu : chip.mxus()) {
+    Grid& g = grids_.emplace_back();
+    g.engine = mxu;
+    g.active = std::make_unique<bool[]>(n);
+    if (integer_) {
+      g.weight_i.assign(n, 0);
+      g.activation_i.assign(n, 0);
+      g.psum_i.assign(n, 0);
+    } else {
+      g.weight_f.assign(n, 0.0);
+      g.activation_f.assign(n, 0.0);
+      g.psum_f.assign(n, 0.0);
+    }
+    for (int64_t r = 0; r < shape_.rows; ++r)
+      for (int64_t c = 0; c < shape_.cols; ++c) {
+        const size_t i = static_cast<size_t>(r * shape_.cols + c);
+        const std::string pe = fmt::format("{}.pe_{:02}_{:02}.", mxu->name(), r, c);
+        if (integer_) {
+          sc_core::sc_trace(file_, g.weight_i[i], pe + "weight", 8);
+          sc_core::sc_trace(file_, g.activation_i[i], pe + "activation", 8);
+          sc_core::sc_trace(file_, g.psum_i[i], pe + "psum", 32);
+        } else {
+          sc_core::sc_trace(file_, g.weight_f[i], pe + "weight");
+          sc_core::sc_trace(file_, g.activation_f[i], pe + "activation");
+          sc_core::sc_trace(file_, g.psum_f[i], pe + "psum");
+        }
+        sc_core::sc_trace(file_, g.active[i], pe + "active");
+      }
+  }
+}
+
+void VcdTracer::on_cycle(uint64_t, const std::vector<PeState>& pes) {
+  if (!file_) return;
+  const sc_core::sc_object* engine = sc_core::sc_get_current_process_handle().get_parent_object();
+  Grid* g = nullptr;
+  for (auto& candidate : grids_)
+    if (candidate.engine == engine) g = &candidate;
+  if (!g) return;
+  for (size_t i = 0; i < pes.size(); ++i) {
+    const PeState& p = pes[i];
+    if (integer_) {
+      g->weight_i[i] = static_cast<int32_t>(p.weight);
+      g->activation_i[i] = static_cast<int32_t>(p.activation);
+      g->psum_i[i] = static_cast<int32_t>(p.psum);
+    } else {
+      g->weight_f[i] = p.weight;
+      g->activation_f[i] = p.activation;
+      g->psum_f[i] = p.psum;
+    }
+    g->active[i] = p.active;
+  }
+  // The sample for this grid cycle is taken at the end of the current time step.
+  sc_core::wait(cycles_to_time(1));
+}
+
+void VcdTracer::stop() {
+  if (!file_) return;
+  // SystemC samples a time step only when time moves on; nudge it by 1 ps (less than a VCD
+  // unit, and every result has been read by now) so that the last cycle's values are written.
+  if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_PS));
+  sc_core::sc_close_vcd_trace_file(file_);
+  file_ = nullptr;
+  std::error_code ec;
+  std::filesystem::rename(path_ + ".tmp.vcd", path_, ec);
+  if (ec) {
+    std::filesystem::remove(path_ + ".tmp.vcd", ec);
+    throw InputError(fmt::format("{}: cannot write file", path_));
+  }
+}
+
+SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,
+                            const std::string& path) {
+  check_shape(config);
+  ChipConfig fast = config;
+  fast.mxu.model = MxuModel::fast;  // same cycle counts, cost per instruction
+  VcdTracer::check(config, simulate(fast, program).total_cycles);
+  VcdTracer tracer(path, config, program);
+  return simulate(config, program, &tracer, &tracer);
+}
+
+}  // namespace systolic

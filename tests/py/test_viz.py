@@ -1,0 +1,402 @@
+"""Seeing the dataflow: the PE-grid page (in headless Chromium), the VCD waveforms and the
+timeline, each checked against an independent reference.
+
+The reference re-derives the exact model's operands (std::mt19937_64, as in
+models/mxu/mxu_core.cpp) and the dataflow of docs/mxu.md in plain Python, so what the page
+renders and what the VCD holds are compared with values computed without the simulator."""
+import html.parser
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+
+TINY = REPO / "configs" / "tiny-4x4.yaml"
+WATCH = REPO / "traces" / "gemms" / "watch-4x4.yaml"  # worked (6x8x4), ragged (5x6x3)
+R = C = 4
+SEED = 1  # tiny-4x4.yaml mxu.seed
+M64 = (1 << 64) - 1
+
+
+# ---- the exact model's operands and dataflow, independently --------------------------------
+
+class MT19937_64:
+    """std::mt19937_64."""
+
+    def __init__(self, seed):
+        self.mt = [seed & M64]
+        for i in range(1, 312):
+            prev = self.mt[-1]
+            self.mt.append((6364136223846793005 * (prev ^ (prev >> 62)) + i) & M64)
+        self.index = 312
+
+    def __call__(self):
+        if self.index >= 312:
+            for i in range(312):
+                x = (self.mt[i] & 0xFFFFFFFF80000000) | (self.mt[(i + 1) % 312] & 0x7FFFFFFF)
+                xa = x >> 1
+                if x & 1:
+                    xa ^= 0xB5026F5AA96619E9
+                self.mt[i] = self.mt[(i + 156) % 312] ^ xa
+            self.index = 0
+        y = self.mt[self.index]
+        self.index += 1
+        y ^= (y >> 29) & 0x5555555555555555
+        y ^= (y << 17) & 0x71D67FFFEDA60000
+        y ^= (y << 37) & 0xFFF7EEE000000000
+        y ^= y >> 43
+        return y & M64
+
+
+def test_mt19937_64_matches_the_standard():
+    rng = MT19937_64(5489)
+    for _ in range(9999):
+        rng()
+    assert rng() == 9981545732273789042  # [rand.predef]: the 10000th value
+
+
+def int8_operand(rows, cols, seed):
+    rng = MT19937_64(seed)
+    return np.array([(rng() & 0xFF) - 128 for _ in range(rows * cols)],
+                    dtype=np.int64).reshape(rows, cols)
+
+
+def operands(layer, m, k, n, n_offset=0):
+    layer_seed = (SEED * 1000003 + layer) & M64
+    b_seed = layer_seed ^ ((0x9E3779B97F4A7C15 * (n_offset + 1)) & M64)
+    return int8_operand(m, k, layer_seed), int8_operand(k, n, b_seed)
+
+
+def wrap32(x):
+    return ((int(x) + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+def pe_state(a, b, u, r, c):
+    """PE (r, c) at cycle u of a tpu-convention matmul on the 4x4 array (docs/mxu.md):
+    (fold, weight, activation, psum, state)."""
+    m_rows, k = a.shape
+    n = b.shape[1]
+    rf, cf = -(-k // R), -(-n // C)
+    starts = [R + f * max(m_rows, R) for f in range(rf * cf)]  # S_f
+    d = u - r - c
+    g = max((f for f, s in enumerate(starts) if s <= d), default=-1)
+    if g < 0:
+        return -1, 0, 0, 0, "bubble"
+    k0, n0 = (g % rf) * R, (g // rf) * C
+    weight = int(b[k0 + r, n0 + c]) if k0 + r < k and n0 + c < n else 0
+    m = d - starts[g]
+    if m >= m_rows:
+        return -1, weight, 0, 0, "bubble"
+    act = int(a[m, k0 + r]) if k0 + r < k else 0
+    psum = 0
+    if n0 + c < n:
+        for i in range(min(r + 1, k - k0)):
+            psum += int(a[m, k0 + i]) * int(b[k0 + i, n0 + c])
+    state = "active" if k0 + r < k and n0 + c < n else "pad"
+    return g, weight, act, wrap32(psum), state
+
+
+# The two layers of watch-4x4.yaml: (layer index, M, K, N, start cycle).
+LAYERS = {"worked": (0, 6, 8, 4, 0), "ragged": (1, 5, 6, 3, 22)}
+
+
+def expected_at(cycle):
+    for name, (layer, m, k, n, start) in LAYERS.items():
+        length = 22 if name == "worked" else 20
+        if start <= cycle < start + length:
+            a, b = operands(layer, m, k, n)
+            return {(r, c): pe_state(a, b, cycle - start, r, c) for r in range(R) for c in range(C)}
+    raise ValueError(cycle)
+
+
+# ---- VCD -------------------------------------------------------------------------------------
+
+def parse_vcd(path):
+    """{full.name: (width, [(time, value)])}, integer wires sign-extended from their width."""
+    ids, signals, scope, time = {}, {}, [], 0
+    tokens = iter(pathlib.Path(path).read_text().split())
+    for tok in tokens:
+        if tok in ("$date", "$version", "$timescale", "$comment"):
+            while next(tokens) != "$end":
+                pass
+        elif tok == "$scope":
+            next(tokens)
+            scope.append(next(tokens))
+        elif tok == "$upscope":
+            scope.pop()
+        elif tok == "$var":
+            kind, width, code, name = next(tokens), int(next(tokens)), next(tokens), next(tokens)
+            full = ".".join(scope + [name])
+            ids.setdefault(code, []).append(full)
+            signals[full] = (kind, width, [])
+        elif tok.startswith("#"):
+            time = int(tok[1:])
+        elif tok[0] in "br":
+            code = next(tokens)
+            if tok[0] == "b":
+                width = signals[ids[code][0]][1]
+                v = int(tok[1:], 2) if set(tok[1:]) <= {"0", "1"} else 0
+                if v >= 1 << (width - 1) and width > 1:
+                    v -= 1 << width
+            else:
+                v = float(tok[1:])
+            for name in ids[code]:
+                signals[name][2].append((time, v))
+        elif tok[0] in "01xz" and len(tok) > 1 and tok[1:] in ids:
+            for name in ids[tok[1:]]:
+                signals[name][2].append((time, 1 if tok[0] == "1" else 0))
+    return signals
+
+
+def value_at(signal, t):
+    v = None
+    for time, value in signal[2]:
+        if time > t:
+            break
+        v = value
+    return v
+
+
+def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_bin, tmp_path):
+    vcd = tmp_path / "w.vcd"
+    proc = run_cli("run", "-c", TINY, "-w", WATCH, "-o", tmp_path / "out", "-q", "--vcd", vcd)
+    assert proc.stdout == ""  # SystemC's tracing notices stay quiet
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["totals"]["cycles"] == 42  # tracing moves the grid in time, not the result
+    sig = parse_vcd(vcd)
+    prefix = "SystemC.chip.mxu0."
+    for name, (layer, m, k, n, start) in LAYERS.items():
+        a, b = operands(layer, m, k, n)
+        reference = a @ b
+        rf = -(-k // R)
+        got = np.zeros((m, n), dtype=np.int64)
+        # Output (m, c) of fold f leaves the bottom row after cycle S_f + m + R - 1 + c;
+        # the row folds of a column add up in the output accumulator.
+        for f in range(rf):
+            s_f = R + f * max(m, R)
+            for i in range(m):
+                for c in range(n):
+                    t = start + s_f + i + R - 1 + c
+                    got[i, c] += value_at(sig[f"{prefix}pe_03_{c:02}.psum"], t)
+                    # The bottom row did a useful MAC unless it is a padded row of the fold.
+                    assert value_at(sig[f"{prefix}pe_03_{c:02}.active"], t) == int(k - f * R >= R)
+        assert (got == reference).all(), f"layer {name}"
+        # The stationary weights are B's, the activations A's.
+        assert value_at(sig[f"{prefix}pe_02_01.weight"], start + R + 2 + 1) == b[2, 1]
+        assert value_at(sig[f"{prefix}pe_00_00.activation"], start + R) == a[0, 0]
+    busy = sig[prefix + "busy"][2]
+    assert busy[0] == (0, 1) and busy[-1] == (42, 0)
+    step_done = sig["SystemC.chip.semaphores.step_done"][2]
+    assert step_done[-1] == (42, 2)
+    # GTKWave's own reader takes it (vcd2fst ships with the gtkwave package).
+    if shutil.which("vcd2fst"):
+        conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True,
+                              text=True, timeout=60)
+        assert conv.returncode == 0 and (tmp_path / "w.fst").stat().st_size > 0, conv.stderr
+
+
+def test_vcd_refuses_what_it_cannot_trace(systolic_bin, tmp_path):
+    # The default chip is 128x128.
+    for extra, words in [(["--set", "mxu.model=exact"], "up to 32x32"),
+                         (["-c", TINY, "--set", "mxu.model=fast"], "mxu.model=exact")]:
+        proc = run_cli("run", "-w", WATCH, "-o", tmp_path / "o", "--vcd",
+                       tmp_path / "x.vcd", *extra, check=False)
+        assert proc.returncode == 2
+        assert words in proc.stderr and proc.stderr.count("\n") == 1
+        assert not (tmp_path / "x.vcd").exists()
+
+
+# ---- timeline --------------------------------------------------------------------------------
+
+def check_timeline(tl, total_cycles):
+    assert isinstance(tl["traceEvents"], list)
+    tracks = {}
+    for e in tl["traceEvents"]:
+        assert e["ph"] in {"M", "X", "C", "s", "f"}
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            tracks[(e["pid"], e["tid"])] = e["args"]["name"]
+    per_track = {}
+    for e in tl["traceEvents"]:
+        if e["ph"] != "X":
+            continue
+        assert (e["pid"], e["tid"]) in tracks, f"slice on an unknown track: {e}"
+        assert isinstance(e["ts"], int) and isinstance(e["dur"], int) and e["dur"] >= 0
+        per_track.setdefault(tracks[(e["pid"], e["tid"])], []).append(e)
+    for name, slices in per_track.items():
+        slices.sort(key=lambda e: e["ts"])
+        for prev, nxt in zip(slices, slices[1:]):
+            assert prev["ts"] + prev["dur"] <= nxt["ts"], f"overlap on {name}: {prev} / {nxt}"
+    start = min(e["ts"] for s in per_track.values() for e in s)
+    end = max(e["ts"] + e["dur"] for s in per_track.values() for e in s)
+    assert start == 0 and end - start == total_cycles
+    return tracks, per_track
+
+
+def test_timeline_is_valid_and_spans_the_run(systolic_bin, tmp_path):
+    gemms = tmp_path / "g.yaml"
+    gemms.write_text("gemms:\n  - {name: l1, m: 5, k: 4, n: 10}\n  - {name: l2, m: 5, k: 4, n: 8}\n"
+                     "  - {name: l3, m: 3, k: 9, n: 4, repeat: 2}\n")
+    out = tmp_path / "out"
+    run_cli("run", "-c", TINY, "-w", gemms, "-o", out, "-q", "--set", "mxu.count=2",
+            "--timeline", tmp_path / "tl.json")
+    report = json.loads((out / "report.json").read_text())
+    tl = json.loads((tmp_path / "tl.json").read_text())
+    tracks, per_track = check_timeline(tl, report["totals"]["cycles"])
+    # One track per engine of the report, one slice per instruction it ran.
+    assert sorted(tracks.values()) == sorted(e["name"] for e in report["engines"])
+    for engine in report["engines"]:
+        work = [e for e in per_track.get(engine["name"], []) if e["cat"] != "stall"]
+        assert len(work) == engine["instructions"]
+        assert sum(e["dur"] for e in work) == engine["busy_cycles"]
+        stalls = [e for e in per_track.get(engine["name"], []) if e["cat"] == "stall"]
+        assert sum(e["dur"] for e in stalls) == engine["stalled_cycles"]
+    names = [e["name"] for e in per_track["mxu0"] if e["cat"] == "matmul"]
+    assert names == ["l1", "l2", "l3", "l3"]
+    first = per_track["mxu0"][0]["args"]
+    assert (first["m"], first["k"], first["n"], first["dtype"]) == (5, 4, 8, "int8")
+    assert first["bytes"] == 5 * 4 + 4 * 8 + 5 * 8 * 4
+    assert tl["otherData"]["total_cycles"] == report["totals"]["cycles"]
+
+
+def test_timeline_tracks_come_from_the_engines_generically(systolic_bin, tmp_path):
+    # With the memory system on, DMA engines run their own instructions: their tracks and
+    # slices (with bytes) appear without the timeline knowing more than the op's shape.
+    run_cli("run", "-c", TINY, "-w", WATCH, "-o", tmp_path / "out", "-q",
+            "--set", "memory.ideal=false", "--timeline", tmp_path / "tl.json")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    tl = json.loads((tmp_path / "tl.json").read_text())
+    tracks, per_track = check_timeline(tl, report["totals"]["cycles"])
+    assert sorted(tracks.values()) == sorted(e["name"] for e in report["engines"])
+    for engine in report["engines"]:
+        work = [e for e in per_track.get(engine["name"], []) if e["cat"] != "stall"]
+        assert len(work) == engine["instructions"]
+        for e in work:
+            assert e["args"]["op"] == e["cat"] and e["args"]["bytes"] > 0
+
+
+# ---- the page --------------------------------------------------------------------------------
+
+def test_viz_writes_a_self_contained_page(systolic_bin, tmp_path):
+    page = tmp_path / "grid.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page)
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>")
+    for external in ["http:", "https:", "<link", "src=", "@import", "url(", "@font-face"]:
+        assert external not in text
+    assert len(text) < 100_000
+
+
+def test_viz_refuses_with_hints(systolic_bin, tmp_path):
+    default = REPO / "configs" / "tpu-v4i.yaml"  # 128x128
+    cases = [(["-c", default], "up to 32x32"),
+             (["-c", TINY, "--layer", "wroked"], "did you mean 'worked'"),
+             (["-c", TINY, "--cycles", "50:60"], "selects nothing"),
+             (["-c", TINY, "--cycles", "9:3"], "greater than A"),
+             (["-c", TINY, "--mxu", "3"], "mxu.count = 1")]
+    for extra, words in cases:
+        proc = run_cli("viz", "-w", WATCH, "-o", tmp_path / "x.html", *extra, check=False)
+        assert proc.returncode == 2, extra
+        assert words in proc.stderr, (extra, proc.stderr)
+    big = tmp_path / "big.yaml"
+    big.write_text("gemms:\n  - {name: big, m: 4000, k: 64, n: 64}\n")
+    a32 = ["-c", default, "--set", "mxu.rows=32", "--set", "mxu.cols=32"]
+    proc = run_cli("viz", "-w", big, "-o", tmp_path / "x.html", *a32, check=False)
+    assert proc.returncode == 2 and "--cycles 0:512" in proc.stderr, proc.stderr
+    assert not (tmp_path / "x.html").exists()
+    run_cli("viz", "-w", big, "-o", tmp_path / "x.html", *a32, "--cycles", "0:512")
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    # Debian's package; installed here when we may (scripts/test.sh normally has done it).
+    if os.geteuid() == 0 and shutil.which("apt-get") and not os.environ.get("SYSTOLIC_NO_APT"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=env,
+                       capture_output=True, timeout=900)
+        if shutil.which("chromium"):
+            return shutil.which("chromium")
+    return None
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path = find_chromium()
+    if not path:
+        pytest.skip("Chromium is not installed and cannot be installed here "
+                    "(apt-get install chromium): the page's rendering is not checked")
+    return path
+
+
+def headless(chromium, *args):
+    with tempfile.TemporaryDirectory(prefix="systolic-chromium-") as profile:
+        proc = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+class PeCells(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells, self.body = {}, {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.body = a
+        if tag == "div" and "pe" in (a.get("class") or "").split():
+            self.cells[(int(a["data-r"]), int(a["data-c"]))] = a
+
+
+def rendered(chromium, page, fragment):
+    parser = PeCells()
+    parser.feed(headless(chromium, "--dump-dom", page.as_uri() + "#" + fragment))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    if not pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"), "systolic").exists():
+        pytest.skip("systolic is not built")
+    path = tmp_path_factory.mktemp("viz") / "grid.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", path)
+    return path
+
+
+@pytest.mark.parametrize("fragment, cycle", [
+    ("cycle=13", 13),                      # both folds of `worked` in the array (docs/mxu.md)
+    ("cycle=2&press=fwd,fwd,back,fwd", 4),  # stepping with the buttons; fold 0 starts streaming
+    ("cycle=29", 29),                      # `ragged`: padded rows and column
+])
+def test_page_renders_the_exact_models_values(chromium, page, fragment, cycle):
+    dom = rendered(chromium, page, fragment)
+    assert int(dom.body["data-cycle"]) == cycle
+    assert len(dom.cells) == R * C
+    expected = expected_at(cycle)
+    for (r, c), cell in dom.cells.items():
+        fold, weight, act, psum, state = expected[(r, c)]
+        got = (int(cell["data-fold"]), int(cell["data-weight"]), int(cell["data-activation"]),
+               int(cell["data-psum"]), cell["data-state"])
+        assert got == (fold, weight, act, psum, state), f"PE({r},{c}) at cycle {cycle}"
+    states = {cell["data-state"] for cell in dom.cells.values()}
+    if cycle == 29:
+        assert "pad" in states
+
+
+def test_page_screenshot(chromium, page, tmp_path):
+    shot = tmp_path / "grid.png"
+    headless(chromium, "--window-size=1280,800", "--hide-scrollbars", f"--screenshot={shot}",
+             page.as_uri() + "#cycle=13")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
