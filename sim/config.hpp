@@ -13,6 +13,7 @@
 #include "models/hbm/hbm_config.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/sram/scratchpad.hpp"
+#include "sim/energy.hpp"
 
 namespace systolic {
 
@@ -57,6 +58,7 @@ struct ChipConfig {
   HbmConfig hbm = hbm2_tpu_v4i();
   SramConfig sram;
   DmaSettings dma;
+  EnergyConfig energy;
 
   std::string source;  // file it came from, for messages; not part of the schema
 };

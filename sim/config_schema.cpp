@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/config_schema_energy.hpp"
 #include "sim/config_schema_memory.hpp"
 #include "sim/config_values.hpp"
 #include "sim/error.hpp"
@@ -48,7 +49,7 @@ const std::vector<ConfigKey>& config_schema() {
   };
   static const std::vector<ConfigKey> all = [] {
     std::vector<ConfigKey> v = keys;
-    for (auto* part : {&memory_keys}) {
+    for (auto* part : {&memory_keys, &energy_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());
     }

@@ -151,6 +151,28 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                       {"utilization", ratio(useful, all_pes * total)},
                       {"mapping_efficiency", ratio(issued, pes * busy)}};
   memory_fields(report["totals"], hbm_read, hbm_written, total, mxu_busiest, dma_busiest);
+
+  // Energy from what the blocks counted: the MXUs' MACs and operand traffic, the DMA engines'
+  // bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
+  EnergyCounts counts;
+  counts.mxus = config.mxu.count;
+  counts.seconds = report["totals"]["seconds"].get<double>();
+  for (const auto& e : result.engines) {
+    for (size_t t = 0; t < counts.macs.size(); ++t) counts.macs[t] += e.macs_by_dtype[t];
+    for (size_t p = 0; p < 3; ++p) {
+      counts.mxu_sram_read[p] += e.sram_read[p];
+      counts.mxu_sram_write[p] += e.sram_written[p];
+    }
+    counts.dma_bytes += e.dma.bytes;
+  }
+  for (size_t p = 0; p < result.scratchpads.size() && p < 3; ++p) {
+    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p];
+    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p];
+  }
+  counts.hbm_read = result.hbm.bytes_read;
+  counts.hbm_written = result.hbm.bytes_written;
+  counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * total - issued;
+  report["energy_pj"] = energy_report(config.energy, counts);
   return report;
 }
 

@@ -60,8 +60,13 @@ SimResult simulate(const ChipConfig& config, const Program& program, GridObserve
     result.engines.push_back(std::move(r));
   }
   // engines() lists the MXUs, then the DMA engines.
-  for (size_t i = 0; i < chip->mxus().size(); ++i)
-    result.engines[i].macs_issued = chip->mxus()[i]->macs_issued();
+  for (size_t i = 0; i < chip->mxus().size(); ++i) {
+    const MxuEngine& m = *chip->mxus()[i];
+    result.engines[i].macs_issued = m.macs_issued();
+    result.engines[i].macs_by_dtype = m.macs_by_dtype();
+    result.engines[i].sram_read = m.sram_read();
+    result.engines[i].sram_written = m.sram_written();
+  }
   for (size_t i = 0; i < chip->dmas().size(); ++i)
     result.engines[chip->mxus().size() + i].dma = chip->dmas()[i]->stats();
   result.hbm = chip->hbm().stats();

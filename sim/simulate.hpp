@@ -2,6 +2,7 @@
 // Runs a program on a chip in SystemC and returns what every engine did. Each call builds the
 // chip in a fresh simulation context, so a process (the Python module, a sweep worker) can
 // simulate any number of times.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct EngineResult {
   uint64_t stalled_cycles = 0;  // waiting on semaphores (data not ready)
   uint64_t idle_cycles = 0;     // stream finished or empty, until the run ends
   uint64_t macs_issued = 0;
+  std::array<uint64_t, 6> macs_by_dtype{};             // MXUs only, indexed by DType
+  std::array<uint64_t, 3> sram_read{}, sram_written{};  // MXUs only, indexed by ScratchpadId
   DmaStats dma;  // DMA engines only
 };
 

@@ -21,7 +21,9 @@ void MxuEngine::execute(const Instruction& instruction) {
   const uint64_t layer_seed = seed_ * 1000003u + static_cast<uint64_t>(instruction.layer);
   const uint64_t begin = now_cycles();
   const uint64_t cycles = core_->execute(op, layer_seed);
-  macs_issued_ += static_cast<uint64_t>(op.m) * op.k * op.n;
+  const uint64_t macs = static_cast<uint64_t>(op.m) * op.k * op.n;
+  macs_issued_ += macs;
+  macs_by_dtype_[static_cast<size_t>(op.dtype)] += macs;
   if (!scratchpads_.empty()) {
     // Weights are read once into the array; activations once per column fold (each fold
     // streams all M rows of its K slice); partial sums are read and written back once per
@@ -29,10 +31,14 @@ void MxuEngine::execute(const Instruction& instruction) {
     const Folds f = fold_count(shape_, {op.m, op.k, op.n});
     const uint64_t w = static_cast<uint64_t>(dtype_bytes(op.dtype));
     const uint64_t m = op.m, k = op.k, n = op.n;
-    scratchpads_[0]->count_read(m * k * w * f.col_folds);
-    scratchpads_[1]->count_read(k * n * w);
-    scratchpads_[2]->count_read(m * n * 4 * (f.row_folds - 1));
-    scratchpads_[2]->count_write(m * n * 4 * f.row_folds);
+    const std::array<uint64_t, 3> read = {m * k * w * f.col_folds, k * n * w, m * n * 4 * (f.row_folds - 1)};
+    const std::array<uint64_t, 3> written = {0, 0, m * n * 4 * f.row_folds};
+    for (size_t i = 0; i < 3; ++i) {
+      scratchpads_[i]->count_read(read[i]);
+      scratchpads_[i]->count_write(written[i]);
+      sram_read_[i] += read[i];
+      sram_written_[i] += written[i];
+    }
   }
   // A waveform observer steps the grid in simulated time (it waits one cycle per grid cycle);
   // wait only for what is left.

@@ -2,6 +2,7 @@
 // The MXU as a SystemC engine: a thin wrapper that hands each matmul instruction to its core
 // and advances simulated time by the returned duration, so the kernel stays out of the
 // per-cycle loop even in the exact model.
+#include <array>
 #include <memory>
 
 #include "models/chip/engine.hpp"
@@ -16,6 +17,11 @@ class MxuEngine : public Engine {
             SemaphoreBank& semaphores, std::unique_ptr<MxuCore> core, uint64_t seed);
 
   uint64_t macs_issued() const { return macs_issued_; }
+  // For the energy model: issued MACs per operand type (indexed by DType), and the operand
+  // bytes this MXU read and wrote per scratchpad (indexed by ScratchpadId).
+  const std::array<uint64_t, 6>& macs_by_dtype() const { return macs_by_dtype_; }
+  const std::array<uint64_t, 3>& sram_read() const { return sram_read_; }
+  const std::array<uint64_t, 3>& sram_written() const { return sram_written_; }
 
   // With a real memory system: count the operand bytes each matmul moves through the
   // scratchpads (indexed by ScratchpadId), for traffic and energy reports.
@@ -28,6 +34,8 @@ class MxuEngine : public Engine {
   std::unique_ptr<MxuCore> core_;
   uint64_t seed_;
   uint64_t macs_issued_ = 0;
+  std::array<uint64_t, 6> macs_by_dtype_{};
+  std::array<uint64_t, 3> sram_read_{}, sram_written_{};
   std::vector<Scratchpad*> scratchpads_;
   ArrayShape shape_;
 };
