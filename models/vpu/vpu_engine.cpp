@@ -1,0 +1,60 @@
+#include "models/vpu/vpu_engine.hpp"
+
+#include <stdexcept>
+
+#include "models/common/clock.hpp"
+
+namespace systolic {
+
+namespace {
+const VpuConfig& validated(const VpuConfig& config) {
+  if (auto bad = config.validate()) throw std::invalid_argument(bad->message());
+  return config;
+}
+}  // namespace
+
+VpuEngine::VpuEngine(const sc_core::sc_module_name& name, EngineId id,
+                     std::vector<Instruction> stream, SemaphoreBank& semaphores,
+                     const VpuConfig& config)
+    // Validated before the module registers itself, so a bad config leaves no half-built module.
+    : Engine((validated(config), name), id, std::move(stream), semaphores), config_(config) {}
+
+std::optional<std::string> VpuEngine::check(const VpuOp& op) const {
+  if (op.rows < 0 || op.cols < 0)
+    return "vpu op " + std::string(vector_kind_name(op.kind)) + ": negative size " +
+           std::to_string(op.rows) + "x" + std::to_string(op.cols);
+  try {
+    vpu_cycles(config_, op);
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+uint64_t VpuEngine::run_op(const VpuOp& op) {
+  if (auto bad = check(op)) throw std::invalid_argument(std::string(basename()) + ": " + *bad);
+  const uint64_t cycles = vpu_cycles(config_, op);
+  const VpuTraffic traffic = vpu_traffic(op);
+  ++stats_.instructions;
+  stats_.elements += static_cast<uint64_t>(op.rows) * static_cast<uint64_t>(op.cols);
+  stats_.vreg_ops += vpu_vreg_ops(config_, op.kind, static_cast<uint64_t>(op.rows),
+                                  static_cast<uint64_t>(op.cols));
+  stats_.busy_cycles += cycles;
+  stats_.bytes_read += traffic.bytes_read;
+  stats_.bytes_written += traffic.bytes_written;
+  if (vmem_) {
+    vmem_->count_read(traffic.bytes_read);
+    vmem_->count_write(traffic.bytes_written);
+  }
+  if (cycles > 0) sc_core::wait(cycles_to_time(cycles));
+  return cycles;
+}
+
+void VpuEngine::execute(const Instruction& instruction) {
+  const VpuOp* op = vpu_op_of(instruction.op);
+  if (!op)
+    throw std::logic_error(std::string(basename()) + ": a VPU engine only executes vector instructions");
+  run_op(*op);
+}
+
+}  // namespace systolic
