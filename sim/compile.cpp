@@ -19,12 +19,16 @@ std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i) 
 }
 
 LayerInfo layer_info(const ChipConfig& config, const Gemm& g) {
-  LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source};
+  LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source, g.kind};
   if (__builtin_mul_overflow(static_cast<uint64_t>(g.m) * g.k, static_cast<uint64_t>(g.n),
                              &info.useful_macs) ||
       __builtin_mul_overflow(info.useful_macs, static_cast<uint64_t>(g.repeat), &info.useful_macs))
     throw InputError(fmt::format("{}: layer '{}': MAC count overflows 64 bits", g.source, g.name));
   return info;
+}
+
+LayerInfo vector_layer_info(const VectorWork& v) {
+  return {v.name, v.op.rows, 1, v.op.cols, v.op.dtype, v.repeat, 0, v.source, "vector"};
 }
 
 }  // namespace compile_detail
@@ -39,9 +43,24 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
   const ArrayShape array = config.mxu.shape();
   for (int64_t i = 0; i < config.mxu.count; ++i)
     program.streams.push_back({{EngineKind::mxu, static_cast<int>(i)}, {}});
+  program.streams.push_back({{EngineKind::vpu, 0}, {}});
+  Stream& vpu = program.streams.back();
 
   uint64_t issued = 0;         // instructions before the current step: its wait threshold
   uint64_t cycle_bound = 0;    // ideal-memory estimate, to reject layers that overflow time
+  // Vector work runs on the VPU after the GEMM producing its input, before the next one.
+  const auto emit_vector = [&](const VectorWork& v) {
+    const int layer = static_cast<int>(program.layers.size());
+    program.layers.push_back(compile_detail::vector_layer_info(v));
+    for (int64_t r = 0; r < v.repeat; ++r) {
+      Instruction instr{v.op, layer, {}, {0}};
+      if (issued > 0) instr.waits.push_back({0, issued});
+      vpu.instructions.push_back(std::move(instr));
+    }
+    issued += static_cast<uint64_t>(v.repeat);
+  };
+  compile_detail::for_vectors_after(workload, 0, emit_vector);
+  size_t gemms_done = 0;
   for (const Gemm& g : workload.gemms) {
     const int layer = static_cast<int>(program.layers.size());
     const LayerInfo info = compile_detail::layer_info(config, g);
@@ -71,6 +90,7 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
                                      "the 64-bit simulated-time range",
                                      g.source, g.name));
     }
+    compile_detail::for_vectors_after(workload, ++gemms_done, emit_vector);
   }
   return program;
 }

@@ -70,6 +70,7 @@ class Emitter {
     for (int i = 0; i < config.mxu.count; ++i) p_.streams.push_back({{EngineKind::mxu, i}, {}});
     for (int i = 0; i < static_cast<int>(config.dma.engine.engines); ++i)
       p_.streams.push_back({{EngineKind::dma, i}, {}});
+    p_.streams.push_back({{EngineKind::vpu, 0}, {}});
   }
   int sem(const std::string& name) {
     p_.semaphores.push_back(name);
@@ -86,7 +87,9 @@ class Emitter {
   }
   uint64_t emitted(int s) const { return emitted_[s]; }
   void push(EngineKind kind, int index, Instruction i) {
-    const size_t base = kind == EngineKind::mxu ? 0 : static_cast<size_t>(config_.mxu.count);
+    const size_t base = kind == EngineKind::mxu   ? 0
+                        : kind == EngineKind::dma ? static_cast<size_t>(config_.mxu.count)
+                                                  : p_.streams.size() - 1;
     p_.streams[base + static_cast<size_t>(index)].instructions.push_back(std::move(i));
   }
 
@@ -156,6 +159,20 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
 
   const ArrayShape array = config.mxu.shape();
   int64_t a_uses = 0, w_uses = 0, c_uses = 0;  // fills of each buffer so far: copy = uses % copies
+  // Vector work runs on the VPU once the results it reads are stored (it reads them from
+  // vmem), and counts as stored results itself: the next layer's loads wait for it.
+  const auto emit_vector = [&](const VectorWork& v) {
+    const int layer = static_cast<int>(program.layers.size());
+    program.layers.push_back(vector_layer_info(v));
+    for (int64_t r = 0; r < v.repeat; ++r) {
+      Instruction instr{v.op, layer, {}, {}};
+      emit.wait_all(instr, layer_done);
+      emit.signal(instr, layer_done);
+      emit.push(EngineKind::vpu, 0, std::move(instr));
+    }
+  };
+  for_vectors_after(workload, 0, emit_vector);
+  size_t gemms_done = 0;
   for (const auto& [gp, t] : plans) {
     const Gemm& g = *gp;
     const int layer = static_cast<int>(program.layers.size());
@@ -163,9 +180,14 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
     const DType dt = program.layers.back().dtype;
     const uint64_t w = static_cast<uint64_t>(dtype_bytes(dt));
     const uint64_t K = g.k, N = g.n;
+    // HBM layout: activations and outputs are transient, so every instance of the entry reuses
+    // one region each; weights are parameters, so each instance has its own (attention's B
+    // operand is activations or a KV cache of the same size each time: one region).
+    const uint64_t hbm_a = hbm_alloc(g.m * K * w, g), hbm_c = hbm_alloc(g.m * N * w, g);
+    const bool own_weights = g.kind == "matmul";
+    uint64_t hbm_b = own_weights ? 0 : hbm_alloc(K * N * w, g);
     for (int64_t r = 0; r < g.repeat; ++r) {
-      const uint64_t hbm_a = hbm_alloc(g.m * K * w, g), hbm_b = hbm_alloc(K * N * w, g),
-                     hbm_c = hbm_alloc(g.m * N * w, g);
+      if (own_weights) hbm_b = hbm_alloc(K * N * w, g);
       // The layer's input is the previous layer's output: its loads wait for those stores.
       const uint64_t stores_before = emit.emitted(layer_done);
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
@@ -240,6 +262,7 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
         }
       }
     }
+    for_vectors_after(workload, ++gemms_done, emit_vector);
   }
   return program;
 }

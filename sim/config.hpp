@@ -13,6 +13,7 @@
 #include "models/hbm/hbm_config.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/sram/scratchpad.hpp"
+#include "models/vpu/vpu_core.hpp"
 #include "sim/energy.hpp"
 
 namespace systolic {
@@ -59,6 +60,7 @@ struct ChipConfig {
   SramConfig sram;
   DmaSettings dma;
   EnergyConfig energy;
+  VpuConfig vpu;
 
   std::string source;  // file it came from, for messages; not part of the schema
 };

@@ -69,6 +69,7 @@ void validate_config(const ChipConfig& config) {
   // The memory blocks know their own impossible combinations and name the key.
   if (auto bad = config.hbm.validate()) reject("hbm.", *bad);
   if (auto bad = config.dma.engine.validate()) reject("", *bad);
+  if (auto bad = config.vpu.validate()) reject("", *bad);
   if (config.dma.engine.request_bytes % config.hbm.burst_bytes() != 0)
     throw InputError(fmt::format("key 'dma.request_bytes': expected a multiple of the HBM burst ({} B), got {}",
                                  config.hbm.burst_bytes(), config.dma.engine.request_bytes));

@@ -82,6 +82,17 @@ std::vector<ConfigKey> memory_keys() {
   k.push_back(integer_key("dma.quantum_cycles", [](auto& c) -> auto& { return c.dma.engine.quantum_cycles; }, 1,
                           std::numeric_limits<int64_t>::max(), "cycles",
                           "How far an engine books HBM time ahead before yielding to the others."));
+  // The vector unit (models/vpu/vpu_core.hpp has the cost table).
+  k.push_back(integer_key("vpu.lanes", [](auto& c) -> auto& { return c.vpu.lanes; }, 1, 65536, "elements",
+                          "Columns of a vector register."));
+  k.push_back(integer_key("vpu.sublanes", [](auto& c) -> auto& { return c.vpu.sublanes; }, 1, 1024, "rows",
+                          "Rows of a vector register."));
+  k.push_back(integer_key("vpu.ops_per_cycle", [](auto& c) -> auto& { return c.vpu.ops_per_cycle; }, 1, 64, "",
+                          "Vector-register operations issued per cycle."));
+  k.push_back(integer_key("vpu.transcendental_ops", [](auto& c) -> auto& { return c.vpu.transcendental_ops; }, 1,
+                          1024, "", "Register operations per exp, tanh, reciprocal or rsqrt."));
+  k.push_back(integer_key("vpu.latency_cycles", [](auto& c) -> auto& { return c.vpu.latency_cycles; }, 0, 1000000,
+                          "cycles", "Pipeline fill and drain per vector instruction."));
   return k;
 }
 

@@ -43,7 +43,8 @@ struct EnergyCounts {
   std::array<uint64_t, 3> dma_sram_read{}, dma_sram_write{};  // fills and drains by the DMA
   uint64_t hbm_read = 0, hbm_written = 0;
   uint64_t dma_bytes = 0;
-  uint64_t vpu_ops = 0;
+  uint64_t vpu_ops = 0;                  // element operations
+  uint64_t vpu_vmem_read = 0, vpu_vmem_write = 0;
   uint64_t ici_bytes = 0;
   int64_t mxus = 1;
   double seconds = 0;

@@ -8,6 +8,8 @@ std::string engine_name(EngineKind kind, int index) {
       return "mxu" + std::to_string(index);
     case EngineKind::dma:
       return "dma" + std::to_string(index);
+    case EngineKind::vpu:
+      return "vpu" + std::to_string(index);
   }
   return "?";
 }

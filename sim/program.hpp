@@ -10,11 +10,12 @@
 
 #include "models/common/dtype.hpp"
 #include "models/dma/dma_descriptor.hpp"
+#include "models/vpu/vpu_core.hpp"
 
 namespace systolic {
 
-enum class EngineKind { mxu, dma };
-std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1"
+enum class EngineKind { mxu, dma, vpu };
+std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0"
 
 struct EngineId {
   EngineKind kind = EngineKind::mxu;
@@ -31,8 +32,9 @@ struct MatmulOp {
   DType dtype = DType::bf16;
 };
 
-// A DMA transfer (models/dma/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided.
-using Operation = std::variant<MatmulOp, DmaOp>;
+// A DMA transfer (models/dma/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided;
+// a vector-unit op (models/vpu/vpu_core.hpp) over a [rows, cols] tensor.
+using Operation = std::variant<MatmulOp, DmaOp, VpuOp>;
 
 // A named region of a scratchpad the compiler allocated (ping/pong tiles), for readers of
 // traces and for checking hand-written ones: regions of one scratchpad must not overlap.
@@ -67,6 +69,7 @@ struct LayerInfo {
   int64_t repeat = 1;
   uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
   std::string source;        // "file:line" of the workload entry
+  std::string kind = "matmul";  // matmul | attention | vector (vector: m = rows, n = cols, k = 1)
 };
 
 struct Program {

@@ -21,6 +21,7 @@ struct LayerTimes {
   uint64_t last_end = 0;
   uint64_t busy = 0;      // summed over MXUs
   uint64_t stalled = 0;   // MXUs waiting for their operands, summed
+  uint64_t vpu_busy = 0;
   uint64_t macs_issued = 0;
   uint64_t hbm_read = 0, hbm_written = 0;
   std::map<std::string, uint64_t> engine_busy;  // per engine, to find the busiest of each kind
@@ -56,6 +57,8 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
         t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
         t.busy += rec.end - rec.start;
         t.stalled += rec.start - rec.ready;
+      } else if (std::holds_alternative<VpuOp>(op)) {
+        t.vpu_busy += rec.end - rec.start;
       } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
         if (dma->descriptor.src.is_hbm()) t.hbm_read += dma->descriptor.total_bytes();
         if (dma->descriptor.dst.is_hbm()) t.hbm_written += dma->descriptor.total_bytes();
@@ -87,6 +90,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     issued += t.macs_issued;
     busy += t.busy;
     layers.push_back({{"name", l.name},
+                      {"kind", l.kind},
                       {"m", l.m},
                       {"k", l.k},
                       {"n", l.n},
@@ -100,6 +104,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                       {"macs_issued", t.macs_issued},
                       {"mxu_busy_cycles", t.busy},
                       {"mxu_stalled_cycles", t.stalled},
+                      {"vpu_busy_cycles", t.vpu_busy},
                       {"utilization", ratio(l.useful_macs, all_pes * cycles)},
                       {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}});
     memory_fields(layers.back(), t.hbm_read, t.hbm_written, cycles, t.busiest(EngineKind::mxu),
@@ -141,7 +146,21 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
   report["config"] = config_to_json(config);
   report["workload"] = {{"name", workload.name}, {"path", workload.path}};
+  // Per op kind (matmul, attention, vector) from the layers, and the DMA engines' share.
+  json kinds = json::object();
+  for (const auto& l : layers) {
+    json& k = kinds[l["kind"].get<std::string>()];
+    if (k.is_null()) k = json::object();
+    for (const char* f : {"macs", "mxu_busy_cycles", "vpu_busy_cycles", "hbm_bytes_read", "hbm_bytes_written"})
+      k[f] = k.value(f, uint64_t{0}) + l[f].get<uint64_t>();
+    k["layers"] = k.value("layers", 0) + 1;
+  }
+  uint64_t dma_busy_total = 0, dma_bytes_total = 0;
+  for (const auto& e : result.engines)
+    if (e.id.kind == EngineKind::dma) dma_busy_total += e.busy_cycles, dma_bytes_total += e.dma.bytes;
+  kinds["dma"] = {{"dma_busy_cycles", dma_busy_total}, {"bytes", dma_bytes_total}};
   report["layers"] = std::move(layers);
+  report["op_kinds"] = std::move(kinds);
   report["engines"] = std::move(engines);
   report["memory"] = std::move(memory);
   report["totals"] = {{"cycles", total},
@@ -164,10 +183,15 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
       counts.mxu_sram_write[p] += e.sram_written[p];
     }
     counts.dma_bytes += e.dma.bytes;
+    counts.vpu_ops += e.vpu.vreg_ops * static_cast<uint64_t>(config.vpu.lanes * config.vpu.sublanes);
+    counts.vpu_vmem_read += e.vpu.bytes_read;
+    counts.vpu_vmem_write += e.vpu.bytes_written;
   }
   for (size_t p = 0; p < result.scratchpads.size() && p < 3; ++p) {
-    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p];
-    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p];
+    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p] -
+                              (p == 0 ? counts.vpu_vmem_read : 0);
+    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p] -
+                               (p == 0 ? counts.vpu_vmem_write : 0);
   }
   counts.hbm_read = result.hbm.bytes_read;
   counts.hbm_written = result.hbm.bytes_written;

@@ -69,6 +69,7 @@ SimResult simulate(const ChipConfig& config, const Program& program, GridObserve
   }
   for (size_t i = 0; i < chip->dmas().size(); ++i)
     result.engines[chip->mxus().size() + i].dma = chip->dmas()[i]->stats();
+  result.engines.back().vpu = chip->vpu().stats();  // the VPU is listed last
   result.hbm = chip->hbm().stats();
   for (const auto& pad : chip->scratchpads())
     result.scratchpads.push_back({pad->name(), pad->bytes_read(), pad->bytes_written()});

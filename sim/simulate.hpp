@@ -10,6 +10,7 @@
 #include "models/chip/engine.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/hbm/hbm_core.hpp"
+#include "models/vpu/vpu_engine.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/config.hpp"
 #include "sim/program.hpp"
@@ -27,6 +28,7 @@ struct EngineResult {
   std::array<uint64_t, 6> macs_by_dtype{};             // MXUs only, indexed by DType
   std::array<uint64_t, 3> sram_read{}, sram_written{};  // MXUs only, indexed by ScratchpadId
   DmaStats dma;  // DMA engines only
+  VpuStats vpu;  // the VPU only
 };
 
 struct ScratchpadResult {

@@ -44,14 +44,20 @@ std::string file_stem(const std::string& path) {
 
 }  // namespace workload_detail
 
-Workload load_workload(const std::string& path) {
+Workload load_workload(const std::string& path, const WorkloadOptions& options) {
   using namespace workload_detail;
   if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a workload file");
   if (!std::ifstream(path)) fail(path, 0, "cannot open workload file");
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == ".yaml" || ext == ".yml") return load_gemm_yaml(path);
+  if (ext == ".yaml" || ext == ".yml") {
+    if (is_model_file(path)) return load_model_workload(path, options);
+    if (!options.bucket.empty())
+      fail(path, 0, "--bucket applies to transformer model files (with d_model), not to a GEMM list");
+    return load_gemm_yaml(path);
+  }
+  if (!options.bucket.empty()) fail(path, 0, "--bucket applies to transformer model files, not to a CSV");
   if (ext == ".csv") return load_scalesim_csv(path);
   fail(path, 0,
        "unknown workload format: expected a GEMM list (.yaml, .yml) or a SCALE-Sim topology "

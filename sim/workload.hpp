@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/vpu/vpu_core.hpp"
 
 namespace systolic {
 
@@ -22,15 +23,34 @@ struct Gemm {
   std::optional<DType> dtype;  // unset: the chip's mxu.dtype
   int64_t repeat = 1;          // identical back-to-back instances
   std::string source;          // "file:line" for error messages
+  std::string kind = "matmul"; // "matmul", or "attention" for activation x activation / KV
+};
+
+// Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.
+struct VectorWork {
+  std::string name;
+  VpuOp op;
+  int64_t repeat = 1;
+  size_t after_gemms = 0;  // runs after this many entries of `gemms` (its input's producer)
+  std::string source;
 };
 
 struct Workload {
   std::string name;  // file stem
   std::string path;
   std::vector<Gemm> gemms;
+  std::vector<VectorWork> vectors;  // in order of after_gemms
 };
 
-// Reads either format; throws InputError naming the file and line on any problem.
-Workload load_workload(const std::string& path);
+// How to instantiate a transformer model file (traces/models/*.yaml) at a static shape.
+struct WorkloadOptions {
+  std::string bucket;               // "BxS" (prefill) or "BxL" (decode); required for models
+  std::string phase = "prefill";    // prefill | decode
+};
+
+// Reads a GEMM list, a SCALE-Sim CSV or a transformer model (a YAML file with `d_model`),
+// the latter lowered at options.bucket and options.phase (docs/transformers.md). Throws
+// InputError naming the file and line on any problem.
+Workload load_workload(const std::string& path, const WorkloadOptions& options = {});
 
 }  // namespace systolic

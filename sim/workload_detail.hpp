@@ -27,6 +27,9 @@ std::optional<int64_t> checked_mul(int64_t a, int64_t b);
 std::string file_stem(const std::string& path);
 
 Workload load_gemm_yaml(const std::string& path);
+// A YAML file whose top level has `d_model`: a transformer model (workload_model.cpp).
+bool is_model_file(const std::string& path);
+Workload load_model_workload(const std::string& path, const WorkloadOptions& options);
 Workload load_scalesim_csv(const std::string& path);
 
 }  // namespace systolic::workload_detail

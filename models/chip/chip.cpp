@@ -13,8 +13,15 @@ std::vector<Instruction> stream_for(const Program& program, EngineId id) {
 }
 
 int engine_count(const ChipConfig& config, EngineKind kind) {
-  return kind == EngineKind::mxu ? static_cast<int>(config.mxu.count)
-                                 : static_cast<int>(config.dma.engine.engines);
+  switch (kind) {
+    case EngineKind::mxu:
+      return static_cast<int>(config.mxu.count);
+    case EngineKind::dma:
+      return static_cast<int>(config.dma.engine.engines);
+    case EngineKind::vpu:
+      return 1;
+  }
+  return 0;
 }
 }  // namespace
 
@@ -25,7 +32,9 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
     if (s.engine.index < 0 || s.engine.index >= engine_count(config, s.engine.kind))
       throw InputError(fmt::format("program uses engine {} but the chip has {} = {}",
                                    engine_name(s.engine.kind, s.engine.index),
-                                   s.engine.kind == EngineKind::mxu ? "mxu.count" : "dma.engines",
+                                   s.engine.kind == EngineKind::mxu   ? "mxu.count"
+                                   : s.engine.kind == EngineKind::dma ? "dma.engines"
+                                                                      : "vector units",
                                    engine_count(config, s.engine.kind)));
   std::vector<Scratchpad*> pads;
   for (const auto& c : config.sram.all()) {
@@ -57,6 +66,15 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
     dmas_.push_back(dma.get());
     owned_.push_back(std::move(dma));
   }
+  auto vpu = std::make_unique<VpuEngine>("vpu0", EngineId{EngineKind::vpu, 0},
+                                         stream_for(program, {EngineKind::vpu, 0}), semaphores_, config.vpu);
+  if (!config.memory.ideal) vpu->attach_vmem(pads[kVmem]);
+  for (size_t j = 0; j < vpu->stream().size(); ++j)
+    if (const VpuOp* op = vpu_op_of(vpu->stream()[j].op))
+      if (auto problem = vpu->check(*op))
+        throw InputError(fmt::format("vpu0 instruction {}: {}", j, *problem));
+  vpu_ = vpu.get();
+  owned_.push_back(std::move(vpu));
 }
 
 std::vector<const Engine*> Chip::engines() const {

@@ -13,6 +13,7 @@
 #include "models/dma/dma_engine.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/mxu/mxu_engine.hpp"
+#include "models/vpu/vpu_engine.hpp"
 #include "models/sram/scratchpad.hpp"
 #include "sim/config.hpp"
 #include "sim/program.hpp"
@@ -27,6 +28,7 @@ class Chip : public sc_core::sc_module {
 
   const std::vector<MxuEngine*>& mxus() const { return mxus_; }
   const std::vector<DmaEngine*>& dmas() const { return dmas_; }
+  const VpuEngine& vpu() const { return *vpu_; }
   std::vector<const Engine*> engines() const;
   const SemaphoreBank& semaphores() const { return semaphores_; }
   const HbmCore& hbm() const { return hbm_; }
@@ -39,6 +41,7 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<Engine>> owned_;
   std::vector<MxuEngine*> mxus_;
   std::vector<DmaEngine*> dmas_;
+  VpuEngine* vpu_ = nullptr;
 };
 
 }  // namespace systolic

@@ -16,6 +16,7 @@ struct CompileOptions {
   std::string config = default_config_path();
   std::string workload;
   std::vector<std::string> overrides;
+  WorkloadOptions shape;
   std::string output;
 };
 }  // namespace
@@ -24,12 +25,14 @@ Command add_compile_command(CLI::App& app) {
   auto opts = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand("compile", "Compile a workload for a chip into a trace file");
   cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV")->required();
+  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML, SCALE-Sim topology CSV or transformer model YAML")->required();
   add_set_option(cmd, opts->overrides);
+  cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
+  cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
   cmd->add_option("-o,--output", opts->output, "Trace file to write")->required();
   return {cmd, [opts]() {
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    const Program program = compile(config, load_workload(opts->workload));
+    const Program program = compile(config, load_workload(opts->workload, opts->shape));
     write_file_atomically(opts->output, write_trace(program, config));
     return 0;
   }};

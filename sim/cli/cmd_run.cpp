@@ -33,6 +33,7 @@ struct RunOptions {
   std::string workload;
   std::string trace;
   std::vector<std::string> overrides;
+  WorkloadOptions shape;
   std::string outdir = "out";
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
@@ -44,11 +45,13 @@ Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
   cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  auto* w = cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV");
+  auto* w = cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML, SCALE-Sim topology CSV or transformer model YAML");
   auto* t = cmd->add_option("-t,--trace", opts->trace, "Compiled trace (from systolic compile)");
   w->excludes(t);
   t->excludes(w);
   add_set_option(cmd, opts->overrides);
+  cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
+  cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
   cmd->add_option("--vcd", opts->vcd,
@@ -67,7 +70,7 @@ Command add_run_command(CLI::App& app) {
       workload.name = std::filesystem::path(opts->trace).stem().string();
       workload.path = opts->trace;
     } else {
-      workload = load_workload(opts->workload);
+      workload = load_workload(opts->workload, opts->shape);
       program = compile(config, workload);
     }
     const SimResult result = opts->vcd.empty() ? simulate(config, program)

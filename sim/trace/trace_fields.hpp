@@ -26,6 +26,14 @@ void fields(DmaOp& op, Visitor& v) {
 }
 
 template <class Visitor>
+void fields(VpuOp& op, Visitor& v) {
+  v.vector_kind("kind", op.kind);
+  v.integer("rows", op.rows, 1);
+  v.integer("cols", op.cols, 1);
+  v.dtype("dtype", op.dtype);
+}
+
+template <class Visitor>
 void fields(MatmulOp& op, Visitor& v) {
   v.integer("m", op.m, 1);
   v.integer("k", op.k, 1);
@@ -39,7 +47,7 @@ struct OpName {
   EngineKind engine;  // the only engine kind that may execute it
 };
 // Indexed like the Operation variant.
-inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}, {"dma", EngineKind::dma}};
+inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}, {"dma", EngineKind::dma}, {"vector", EngineKind::vpu}};
 static_assert(std::size(kOps) == std::variant_size_v<Operation>);
 
 // A default-constructed operation of variant alternative `index`.

@@ -121,6 +121,13 @@ struct FieldReader {
   template <class T>
   void integer(const char* key, T& v, int64_t min) { keys.push_back(key), v = static_cast<T>(f.integer(key, min)); }
   void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+  void vector_kind(const char* key, VectorKind& k) {
+    keys.push_back(key);
+    const std::string v = f.text(key);
+    const auto parsed = parse_vector_kind(v);
+    if (!parsed) throw std::invalid_argument(fmt::format("key '{}': unknown vector op '{}'", key, v));
+    k = *parsed;
+  }
   void endpoint(const char* key, DmaEndpoint& e) {
     keys.push_back(key);
     const auto stride = e.stride;  // read separately (src_stride / dst_stride)
@@ -197,6 +204,9 @@ class Parser {
     Fields f(t, 2);
     LayerInfo l;
     l.name = f.text("name");
+    l.kind = f.text("kind");
+    if (l.kind != "matmul" && l.kind != "attention" && l.kind != "vector")
+      fail(fmt::format("key 'kind': expected matmul, attention or vector, got '{}'", l.kind));
     l.m = f.integer("m", 1);
     l.k = f.integer("k", 1);
     l.n = f.integer("n", 1);
@@ -204,7 +214,7 @@ class Parser {
     l.repeat = f.integer("repeat", 1);
     l.useful_macs = static_cast<uint64_t>(f.integer("macs", 0));
     l.source = f.text("source");
-    f.expect_consumed({"name", "m", "k", "n", "dtype", "repeat", "macs", "source"});
+    f.expect_consumed({"name", "kind", "m", "k", "n", "dtype", "repeat", "macs", "source"});
     program_.layers.push_back(l);
   }
 
@@ -250,9 +260,9 @@ class Parser {
     const std::string& e = t[1].value;
     const int mxus = static_cast<int>(config_.mxu.count), dmas = static_cast<int>(config_.dma.engine.engines);
     EngineId id{EngineKind::mxu, -1};
-    for (EngineKind kind : {EngineKind::mxu, EngineKind::dma}) {
+    for (EngineKind kind : {EngineKind::mxu, EngineKind::dma, EngineKind::vpu}) {
       const std::string prefix = engine_name(kind, 0).substr(0, 3);
-      const int count = kind == EngineKind::mxu ? mxus : dmas;
+      const int count = kind == EngineKind::mxu ? mxus : kind == EngineKind::dma ? dmas : 1;
       if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() && e.size() < prefix.size() + 6 &&
           e.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
           std::stoi(e.substr(prefix.size())) < count)

@@ -12,6 +12,7 @@ struct FieldWriter {
   template <class T>
   void integer(const char* key, T v, int64_t) { out += fmt::format(" {}={}", key, v); }
   void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
+  void vector_kind(const char* key, VectorKind k) { out += fmt::format(" {}={}", key, vector_kind_name(k)); }
   void endpoint(const char* key, const DmaEndpoint& e) {
     out += fmt::format(" {}={}:{:#x}", key, e.is_hbm() ? "hbm" : trace_detail::kSpaces[e.space], e.base);
   }
@@ -29,8 +30,8 @@ std::string write_trace(const Program& program, const ChipConfig& config) {
                      config.mxu.count);
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
-    out += fmt::format("layer {} name={} m={} k={} n={} dtype={} repeat={} macs={} source={}\n", i,
-                       quote(l.name), l.m, l.k, l.n, dtype_name(l.dtype), l.repeat, l.useful_macs,
+    out += fmt::format("layer {} name={} kind={} m={} k={} n={} dtype={} repeat={} macs={} source={}\n", i,
+                       quote(l.name), l.kind, l.m, l.k, l.n, dtype_name(l.dtype), l.repeat, l.useful_macs,
                        quote(l.source));
   }
   out += "\n";

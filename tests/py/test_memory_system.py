@@ -19,7 +19,7 @@ def write(path, text):
 
 def trace_header(layers=1):
     lines = ["systolic-trace 1", "chip rows=128 cols=128 mxus=4"]
-    lines += [f"layer {i} name=l{i} m=1 k=1 n=1 dtype=bf16 repeat=1 macs=1 source=test"
+    lines += [f"layer {i} name=l{i} kind=matmul m=1 k=1 n=1 dtype=bf16 repeat=1 macs=1 source=test"
               for i in range(layers)]
     return lines
 

@@ -33,7 +33,7 @@ std::string error_of(const std::string& text, const ChipConfig& c = chip(2)) {
   return "(no error)";
 }
 
-const std::string kHead = "systolic-trace 1\nchip rows=4 cols=4 mxus=2\nlayer 0 name=l m=4 k=4 n=4 dtype=bf16 repeat=1 macs=64 source=x\nsem s\n";
+const std::string kHead = "systolic-trace 1\nchip rows=4 cols=4 mxus=2\nlayer 0 name=l kind=matmul m=4 k=4 n=4 dtype=bf16 repeat=1 macs=64 source=x\nsem s\n";
 }  // namespace
 
 TEST_CASE("a compiled trace round-trips and simulates identically", "[trace]") {
