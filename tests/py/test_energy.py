@@ -1,0 +1,46 @@
+"""The energy model: the blocks' own counts times the config's per-event energies; both
+breakdowns add up to the total; halving the operand width halves HBM bytes and energy."""
+import pytest
+
+from conftest import REPO, run_report
+
+V4I = REPO / "configs" / "tpu-v4i.yaml"
+
+
+def weight_stream(tmp_path, dtype):
+    wl = tmp_path / f"{dtype}.yaml"
+    wl.write_text(f"gemms:\n  - {{name: ws, m: 8, k: 4096, n: 4096, dtype: {dtype}}}\n")
+    return run_report("-c", V4I, "-w", wl, "--set", "memory.ideal=false", outdir=tmp_path / dtype)
+
+
+def test_breakdowns_sum_to_the_total(systolic_bin, tmp_path):
+    e = weight_stream(tmp_path, "bf16")["energy_pj"]
+    assert sum(e["by_component"].values()) == e["total"]  # same terms, same order: exact
+    assert sum(e["by_op_kind"].values()) == pytest.approx(e["total"], rel=1e-12)
+    assert e["by_component"]["hbm"] > 0 and e["by_component"]["mxu"] > 0
+
+
+def test_mxu_energy_is_macs_times_mac_energy_plus_idle_pes(systolic_bin, tmp_path):
+    r = weight_stream(tmp_path, "bf16")
+    macs = 8 * 4096 * 4096
+    pe_cycles = 4 * 128 * 128 * r["totals"]["cycles"]
+    # bf16 MAC 1.48 pJ, idle PE-cycle 0.02 pJ (docs/energy.md), tech_scale 1.
+    assert r["energy_pj"]["by_component"]["mxu"] == pytest.approx(macs * 1.48 + (pe_cycles - macs) * 0.02)
+
+
+def test_halving_the_operand_width_halves_hbm_bytes_and_energy(systolic_bin, tmp_path):
+    wide, narrow = weight_stream(tmp_path, "bf16"), weight_stream(tmp_path, "fp8_e4m3")
+    for key in ["hbm_bytes_read", "hbm_bytes_written"]:
+        assert narrow["totals"][key] * 2 == wide["totals"][key]
+    assert narrow["energy_pj"]["by_component"]["hbm"] * 2 == pytest.approx(
+        wide["energy_pj"]["by_component"]["hbm"], rel=1e-12)
+
+
+def test_tech_scale_scales_dynamic_energy_only(systolic_bin, tmp_path):
+    wl = tmp_path / "g.yaml"
+    wl.write_text("gemms:\n  - {name: g, m: 256, k: 1024, n: 1024}\n")
+    base = run_report("-c", V4I, "-w", wl, outdir=tmp_path / "a")["energy_pj"]["by_component"]
+    scaled = run_report("-c", V4I, "-w", wl, "--set", "energy.tech_scale=0.25",
+                        outdir=tmp_path / "b")["energy_pj"]["by_component"]
+    assert scaled["mxu"] == pytest.approx(base["mxu"] / 4)
+    assert scaled["static"] == base["static"]
