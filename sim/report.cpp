@@ -184,8 +184,10 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     }
     counts.dma_bytes += e.dma.bytes;
     counts.vpu_ops += e.vpu.vreg_ops * static_cast<uint64_t>(config.vpu.lanes * config.vpu.sublanes);
-    counts.vpu_vmem_read += e.vpu.bytes_read;
-    counts.vpu_vmem_write += e.vpu.bytes_written;
+    if (!config.memory.ideal) {  // with ideal memory the VPU's operands do not touch vmem
+      counts.vpu_vmem_read += e.vpu.bytes_read;
+      counts.vpu_vmem_write += e.vpu.bytes_written;
+    }
   }
   for (size_t p = 0; p < result.scratchpads.size() && p < 3; ++p) {
     counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p] -

@@ -22,6 +22,7 @@ std::string default_config_path();
 Command add_run_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
+Command add_pack_command(CLI::App& app);
 Command add_compile_command(CLI::App& app);
 Command add_viz_command(CLI::App& app);
 

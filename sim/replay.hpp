@@ -1,0 +1,47 @@
+#pragma once
+// Replaying a request log on a static-shape chip (docs/replay.md): pack the requests into the
+// bucket set's shapes, simulate each distinct shape once (static hardware: its cost depends on
+// the shape, not on the content), multiply by how often it ran, and measure the waste against
+// the varlen ideal that computes no pad tokens and no cross-request attention cells.
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config.hpp"
+#include "sim/packing/buckets.hpp"
+#include "sim/packing/packer.hpp"
+#include "sim/packing/request_log.hpp"
+
+namespace systolic {
+
+// One simulated forward step of the model at a shape.
+struct ShapeCost {
+  double seconds = 0;
+  double energy_pj = 0;
+  double utilization = 0;
+  double attention_share = 0;  // attention MACs / all MACs issued
+};
+
+class ShapeSimulator {
+ public:
+  ShapeSimulator(const ChipConfig& config, std::string model_path)
+      : config_(config), model_(std::move(model_path)) {}
+  // Compiles and simulates the model at `shape` once; later calls hit the cache.
+  const ShapeCost& cost(packing::Phase phase, packing::Shape shape);
+  size_t simulated() const { return cache_.size(); }
+
+ private:
+  const ChipConfig& config_;
+  std::string model_;
+  std::map<std::tuple<int, int64_t, int64_t>, ShapeCost> cache_;
+};
+
+// The replay of `log` through one bucket set: report["buckets"], ["totals"], ["varlen"], ...
+nlohmann::ordered_json replay(ShapeSimulator& simulator, const packing::RequestLog& log,
+                              const packing::BucketSet& buckets, packing::PackOptions options);
+
+// The per-bucket table and totals of one replay, for the terminal.
+std::string format_replay(const nlohmann::ordered_json& replay);
+
+}  // namespace systolic

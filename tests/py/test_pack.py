@@ -1,0 +1,97 @@
+"""systolic pack: the Azure code trace replayed through bucket sets on a chip."""
+import json
+
+import pytest
+
+from conftest import REPO, run_cli
+
+V4I = REPO / "configs" / "tpu-v4i.yaml"
+MODEL = REPO / "traces" / "models" / "llama2-7b.yaml"
+LOG = REPO / "traces" / "requests" / "azure-llm-2023" / "AzureLLMInferenceTrace_code.csv"
+SETS = [REPO / "traces" / "buckets" / "llama2-4k.yaml", REPO / "traces" / "buckets" / "llama2-pow2.yaml"]
+
+
+def pack(tmp_path, *args, log=LOG, sets=SETS, check=True, name="out"):
+    bucket_args = [a for s in sets for a in ("--buckets", s)]
+    proc = run_cli("pack", "-c", V4I, "-m", MODEL, "--requests", log, *bucket_args, *args,
+                   "-o", tmp_path / name, check=check)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pack")
+    proc = pack(tmp, "--policy", "ffd", "--window", "50", "--overflow", "split")
+    return proc, json.loads((tmp / "out" / "report.json").read_text())
+
+
+def test_prints_a_table_per_bucket_set(systolic_bin, replay):
+    proc, _ = replay
+    assert proc.stdout.count("bucket set ") == 2
+    assert "varlen ideal" in proc.stdout and "time to first token" in proc.stdout
+
+
+def test_report_fields(systolic_bin, replay):
+    _, r = replay
+    for b in r["buckets"]:
+        for key in ["phase", "shape", "instances", "requests", "useful_tokens", "pad_tokens",
+                    "padding_waste", "mask_waste", "seconds", "energy_pj"]:
+            assert key in b
+        assert 0 <= b["padding_waste"] + b["mask_waste"] <= 1
+    for key in ["requests", "rejected", "useful_tokens", "pad_tokens", "seconds", "energy_pj"]:
+        assert key in r["totals"] and key in r["varlen"] or key == "rejected"
+    assert len(r["replays"]) == 2
+    assert r["varlen"]["seconds"] < r["totals"]["seconds"]
+    assert r["varlen"]["pad_tokens"] == 0
+
+
+def test_every_prompt_token_is_counted_once(systolic_bin, replay):
+    _, r = replay
+    prompts = sum(int(line.split(",")[1]) for line in LOG.read_text().splitlines()[1:])
+    for rep in r["replays"]:
+        assert rep["totals"]["rejected"] == 0  # --overflow split
+        prefill = [b for b in rep["buckets"] if b["phase"] == "prefill"]
+        assert sum(b["useful_tokens"] for b in prefill) == prompts == rep["totals"]["useful_tokens"]
+        # Each prefill row: instances x B x S token slots = useful + pad.
+        for b in prefill:
+            assert b["instances"] * b["shape"][0] * b["shape"][1] == b["useful_tokens"] + b["pad_tokens"]
+
+
+def test_one_request_per_lane_has_no_cross_request_cells(systolic_bin, tmp_path):
+    pack(tmp_path, "--policy", "none", "--overflow", "split", sets=SETS[:1])
+    r = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert all(b["mask_waste"] == 0 for b in r["buckets"])
+
+
+def test_reject_policy_counts_and_lists_shape_mismatches(systolic_bin, tmp_path):
+    pack(tmp_path, "--policy", "ffd", sets=SETS[:1])
+    r = json.loads((tmp_path / "out" / "report.json").read_text())
+    longest = 4096
+    too_long = [l for l in LOG.read_text().splitlines()[1:] if int(l.split(",")[1]) > longest]
+    assert r["totals"]["rejected"] >= len(too_long) > 0
+    assert len(r["replays"][0]["rejected_requests"]) == r["totals"]["rejected"]
+
+
+@pytest.mark.parametrize("log_text,needle", [
+    ("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,12,3\n"
+     "2023-11-16 18:17:04.0319600,abc,8\n", ":3:"),
+    ("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,0,3\n", ":2:"),
+])
+def test_bad_logs_exit_2_without_output(systolic_bin, tmp_path, log_text, needle):
+    log = tmp_path / "bad.csv"
+    log.write_text(log_text)
+    proc = pack(tmp_path, log=log, check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_bad_buckets_and_policy_exit_2(systolic_bin, tmp_path):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("name: e\nprefill: []\ndecode: [[8, 4096]]\n")
+    assert pack(tmp_path, sets=[empty], check=False).returncode == 2
+    odd = tmp_path / "odd.yaml"
+    odd.write_text("prefill: [[1, 1000]]\ndecode: [[8, 4096]]\n")  # not a multiple of 128
+    assert pack(tmp_path, sets=[odd], check=False).returncode == 2
+    proc = pack(tmp_path, "--policy", "first-fitt", sets=SETS[:1], check=False)
+    assert proc.returncode == 2 and "did you mean 'first-fit'" in proc.stderr
+    assert not (tmp_path / "out" / "report.json").exists()
