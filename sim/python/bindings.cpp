@@ -216,22 +216,19 @@ PYBIND11_MODULE(_systolic, m) {
         "Reads a chip config YAML and applies overrides ({'mxu.rows': 64}, "
         "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
 
-  m.def("compile", [](const ConfigHandle& config, const std::string& workload) {
+  m.def("compile", [](const ConfigHandle& config, const std::string& workload,
+                      const std::optional<std::string>& bucket, const std::string& phase) {
     ProgramHandle p;
     p.config = config.config;
     py::gil_scoped_release release;
-    p.program = compile(config.config, load_workload(workload));
+    p.program = compile(config.config, load_workload(workload, {bucket.value_or(""), phase}));
     return p;
-  }, py::arg("config"), py::arg("workload"),
+  }, py::arg("config"), py::arg("workload"), py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
      "Lowers a workload to a program for this chip, as `systolic compile` does.");
 
   m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
-                  const std::optional<std::string>& trace, const py::object& bucket) {
-    if (!bucket.is_none()) {
-      PyErr_SetString(PyExc_NotImplementedError,
-                      "bucket= arrives with the request-packing issue");
-      throw py::error_already_set();
-    }
+                  const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
+                  const std::string& phase) {
     if (workload.has_value() == trace.has_value())
       throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
     ResultHandle r;
@@ -246,7 +243,7 @@ PYBIND11_MODULE(_systolic, m) {
         wl.name = std::filesystem::path(*trace).stem().string();
         wl.path = *trace;
       } else {
-        wl = load_workload(*workload);
+        wl = load_workload(*workload, {bucket.value_or(""), phase});
         program = compile(config.config, wl);
       }
       const SimResult result = simulate(config.config, program);
@@ -254,7 +251,7 @@ PYBIND11_MODULE(_systolic, m) {
     }
     return r;
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
-     py::arg("bucket") = py::none(),
+     py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
      "Simulates a workload (or a compiled trace) on a chip; the GIL is released meanwhile. "
      "Raises InputError on bad input, with the message the CLI prints.");
 

@@ -170,8 +170,9 @@ def test_frames_and_pending_parameters():
     if "buckets" not in res.to_dict():
         with pytest.raises(NotImplementedError):
             res.buckets
-        with pytest.raises(NotImplementedError, match="packing"):
-            systolic.run(V4I, GPT2, bucket="traces/buckets/default.yaml")
+    # A bucket applies to transformer models only, with the CLI's message.
+    with pytest.raises(systolic.InputError, match="--bucket applies to transformer model files"):
+        systolic.run(V4I, GPT2, bucket="1x1024")
     again = pickle.loads(pickle.dumps(res))
     assert again.to_dict() == res.to_dict() and again.summary() == res.summary()
 
@@ -193,3 +194,14 @@ def test_compile_and_run_a_trace_like_the_cli(tmp_path):
         systolic.run(cfg)
     with pytest.raises(systolic.InputError, match="give a workload"):
         systolic.run(cfg, EXAMPLE, trace=tmp_path / "cli.trace")
+
+
+def test_transformer_model_at_a_bucket_equals_the_cli(tmp_path):
+    model = REPO / "traces" / "models" / "bert-base.yaml"
+    res = systolic.run(V4I, model, bucket="2x128")
+    out = tmp_path / "cli"
+    subprocess.run([str(CLI), "run", "-c", str(V4I), "-w", str(model), "--bucket", "2x128",
+                    "-o", str(out), "-q"], check=True)
+    assert res.to_dict() == json.loads((out / "report.json").read_text())
+    decode = systolic.run(V4I, REPO / "traces" / "models" / "gpt2.yaml", bucket="4x512", phase="decode")
+    assert decode.to_dict()["workload"]["name"] == "gpt2@decode-4x512"

@@ -122,22 +122,22 @@ def _result_from_json(text):
     return Result(_systolic.result_from_json(text))
 
 
-def run(config, workload=None, trace=None, bucket=None):
-    """Simulates `workload` (GEMM list YAML or SCALE-Sim CSV) on `config` (a Config or a
-    config path), or a compiled trace with trace=PATH (from `systolic compile` or
-    Program.write). Equivalent to `systolic run -c CONFIG -w WORKLOAD` / `-t TRACE`; the GIL
-    is released while simulating. bucket= arrives with the request-packing issue."""
-    if bucket is not None:
-        raise NotImplementedError("bucket= " + _PENDING)
+def run(config, workload=None, trace=None, bucket=None, phase="prefill"):
+    """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
+    bucket="BxS" and phase="prefill"|"decode") on `config` (a Config or a config path), or a
+    compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
+    `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
+    released while simulating."""
     return Result(_systolic.run(_as_config(config),
                                 None if workload is None else _os.fspath(workload),
-                                None if trace is None else _os.fspath(trace)))
+                                None if trace is None else _os.fspath(trace),
+                                bucket, phase))
 
 
-def compile(config, workload, output=None):  # noqa: A001 - mirrors `systolic compile`
+def compile(config, workload, output=None, bucket=None, phase="prefill"):  # noqa: A001
     """Lowers a workload to a Program (per-engine instruction streams) for this chip, as
     `systolic compile` does; with output=PATH also writes the compiled trace there."""
-    program = _systolic.compile(_as_config(config), _os.fspath(workload))
+    program = _systolic.compile(_as_config(config), _os.fspath(workload), bucket, phase)
     if output is not None:
         program.write(_os.fspath(output))
     return program

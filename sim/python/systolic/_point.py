@@ -85,7 +85,8 @@ def run_point(task):
                 raise systolic.InputError(
                     f"{task['config']}: config file differs on this worker from the one the "
                     f"sweep was planned with")
-            res = systolic.run(config, workload=task["workload"])
+            res = systolic.run(config, workload=task["workload"], bucket=task.get("bucket"),
+                               phase=task.get("phase") or "prefill")
             report = res.to_dict()
             result["metrics"] = extract_metrics(report, task["metrics"])
             result["generator"] = report.get("generator")

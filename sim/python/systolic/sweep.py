@@ -63,6 +63,8 @@ SPEC_KEYS = {
     "list": "a list of {key: value} override sets",
     "metrics": "dotted paths into report.json to keep",
     "keep_reports": "also store each point's whole report.json",
+    "bucket": "static shape BxS for transformer model workloads (traces/models/)",
+    "phase": "prefill (default) or decode, for transformer model workloads",
 }
 
 
@@ -81,6 +83,8 @@ class Spec:
         self.cases = kw["cases"]            # [{key: value}]
         self.metrics = kw["metrics"]
         self.keep_reports = kw["keep_reports"]
+        self.bucket = kw.get("bucket")       # "BxS" or None
+        self.phase = kw.get("phase", "prefill")
 
     @property
     def swept_keys(self):
@@ -93,7 +97,7 @@ class Spec:
         return {"name": self.name, "source": self.source, "config": self.config,
                 "set": self.set, "workloads": [w for w, _ in self.workloads],
                 "grid": self.grid, "list": self.cases, "metrics": self.metrics,
-                "keep_reports": self.keep_reports}
+                "keep_reports": self.keep_reports, "bucket": self.bucket, "phase": self.phase}
 
 
 class _Lines:
@@ -314,9 +318,16 @@ def load_spec(spec, base_dir=None):
     if not isinstance(keep, bool):
         raise lines.error("'keep_reports': expected true or false", "keep_reports")
 
+    bucket = data.get("bucket")
+    if bucket is not None and not isinstance(bucket, str):
+        raise lines.error("'bucket': expected BxS, e.g. 1x128", "bucket")
+    phase = data.get("phase", "prefill")
+    if phase not in ("prefill", "decode"):
+        raise lines.error(f"'phase': expected prefill or decode, got {phase!r}", "phase")
+
     return Spec(name=name, source=source, base_dir=base_dir, config=config, set=base_set,
                 workloads=workloads, grid=grid, cases=cases, metrics=list(metrics),
-                keep_reports=keep)
+                keep_reports=keep, bucket=bucket, phase=phase)
 
 
 # ----------------------------------------------------------------------------- points
@@ -349,7 +360,7 @@ class Point:
                 "overrides": {k: v for k, v in self.overrides.items()},
                 "resolved_config": self.config, "workload": self.workload_path,
                 "workload_sha256": self.workload_sha256, "metrics": spec.metrics,
-                "keep_report": spec.keep_reports}
+                "keep_report": spec.keep_reports, "bucket": spec.bucket, "phase": spec.phase}
 
 
 def expand(spec):
@@ -367,7 +378,9 @@ def expand(spec):
                 p = Point(len(points), written, path, sha, swept, {**spec.set, **swept})
                 try:
                     p.config = systolic.load_config(spec.config, p.overrides).to_dict()
-                    p.hash = point_hash(p.config, written, sha)
+                    # A model at a shape is a different workload from the model file alone.
+                    shape = "" if spec.bucket is None else f"@{spec.bucket}:{spec.phase}"
+                    p.hash = point_hash(p.config, written + shape, sha)
                 except systolic.InputError as e:
                     # Unresolvable (e.g. a value out of range): recorded as a failed point, keyed
                     # by what was asked for instead of a resolved config.
