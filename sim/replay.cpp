@@ -6,9 +6,11 @@
 #include <unordered_map>
 
 #include "sim/compile.hpp"
+#include "sim/error.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
+#include "sim/suggest.hpp"
 #include "sim/workload.hpp"
 
 namespace systolic {
@@ -146,6 +148,62 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
   out["rejected_requests"] = std::move(rejected);
   out["packing"] = packing::to_json(summary);
   return out;
+}
+
+namespace {
+packing::Packer packer_of(const std::string& name) {
+  const std::string full = name == "ffd" ? "first-fit-decreasing" : name == "ff" ? "first-fit"
+                           : name == "bf" ? "best-fit" : name;
+  if (auto p = packing::parse_packer(full)) return *p;
+  throw InputError(fmt::format("--policy '{}': expected one of none, first-fit (ff), first-fit-decreasing "
+                               "(ffd), best-fit (bf){}",
+                               name, did_you_mean(name, packing::packer_names())));
+}
+}  // namespace
+
+nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& r,
+                                   std::vector<std::string>* warnings) {
+  // Everything is read and checked before anything is simulated.
+  const packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
+  std::vector<packing::BucketSet> sets;
+  for (const auto& b : r.bucket_files) {
+    sets.push_back(packing::load_bucket_set(b));
+    packing::check_buckets_fit_array(sets.back(), config.mxu.rows, config.mxu.cols);
+  }
+  packing::PackOptions options;
+  options.packer = packer_of(r.packer);
+  options.window_ms = r.window_ms;
+  const auto overflow = packing::parse_overflow(r.overflow);
+  if (!overflow) throw InputError(fmt::format("--overflow '{}': expected reject or split", r.overflow));
+  options.overflow = *overflow;
+  options.compile_new_shapes = r.compile_new_shapes;
+  options.compile_stall_s = r.compile_stall_s;
+  options.compile_granule = packing::array_tile(config.mxu.rows, config.mxu.cols);
+  packing::validate(options);
+  if (warnings) {
+    for (const auto& w : log.warnings) warnings->push_back(w);
+    if (log.skipped_lines > 0)
+      warnings->push_back(fmt::format("{}: skipped {} malformed line(s)", r.requests, log.skipped_lines));
+  }
+
+  ShapeSimulator sim(config, r.model);
+  nlohmann::ordered_json replays = nlohmann::ordered_json::array();
+  for (const auto& set : sets) replays.push_back(replay(sim, log, set, options));
+
+  nlohmann::ordered_json report;
+  report["schema_version"] = kReportSchemaVersion;
+  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
+  report["config"] = config_to_json(config);
+  report["model"] = r.model;
+  report["requests"] = {{"path", r.requests}, {"count", log.requests.size()}, {"skipped_lines", log.skipped_lines}};
+  report["policy"] = {{"packer", r.packer}, {"window_ms", r.window_ms}, {"overflow", r.overflow},
+                      {"compile_new_shapes", r.compile_new_shapes}, {"compile_stall_s", r.compile_stall_s}};
+  // The first bucket set's results at the top level; every set (the first included) in
+  // `replays`, for side-by-side comparison.
+  for (const char* k : {"buckets", "totals", "varlen", "latency"}) report[k] = replays[0][k];
+  report["replays"] = replays;
+  report["shapes_simulated"] = sim.simulated();
+  return report;
 }
 
 std::string format_replay(const nlohmann::ordered_json& r) {

@@ -41,6 +41,24 @@ class ShapeSimulator {
 nlohmann::ordered_json replay(ShapeSimulator& simulator, const packing::RequestLog& log,
                               const packing::BucketSet& buckets, packing::PackOptions options);
 
+// Everything `systolic pack` does short of printing: reads the log and the bucket sets, checks
+// them against the chip, replays the log through each set and returns report.json (the first
+// set's results at the top level, every set in "replays"). Throws InputError before any
+// simulation for bad input; `warnings` receives what the log reader noticed.
+struct PackRequest {
+  std::string model;
+  std::string requests;
+  std::vector<std::string> bucket_files;
+  std::string packer = "first-fit-decreasing";  // also ff, ffd, bf
+  double window_ms = 0;
+  std::string overflow = "reject";
+  bool compile_new_shapes = false;
+  double compile_stall_s = 30;
+  bool skip_bad_lines = false;
+};
+nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& request,
+                                   std::vector<std::string>* warnings = nullptr);
+
 // The per-bucket table and totals of one replay, for the terminal.
 std::string format_replay(const nlohmann::ordered_json& replay);
 

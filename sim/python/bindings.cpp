@@ -21,6 +21,7 @@
 #include "sim/config.hpp"
 #include "sim/error.hpp"
 #include "sim/program.hpp"
+#include "sim/replay.hpp"
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
 #include "sim/trace/trace.hpp"
@@ -187,7 +188,14 @@ PYBIND11_MODULE(_systolic, m) {
            "report.json as json.load gives it (schema: docs/report.md).")
       .def("to_json", [](const ResultHandle& r, int indent) { return r.report.dump(indent) + "\n"; },
            py::arg("indent") = 2, "The text of report.json, as the CLI writes it.")
-      .def("summary", [](const ResultHandle& r) { return format_summary(r.report); },
+      .def("summary", [](const ResultHandle& r) {
+        if (r.report.contains("replays")) {  // from pack(): the per-bucket tables
+          std::string out;
+          for (const auto& rep : r.report["replays"]) out += format_replay(rep);
+          return out;
+        }
+        return format_summary(r.report);
+      },
            "The per-layer table and totals the CLI prints.")
       .def("write", [](const ResultHandle& r, const std::string& outdir) {
         const std::string path = outdir + "/report.json";
@@ -254,6 +262,22 @@ PYBIND11_MODULE(_systolic, m) {
      py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
      "Simulates a workload (or a compiled trace) on a chip; the GIL is released meanwhile. "
      "Raises InputError on bad input, with the message the CLI prints.");
+
+  m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,
+                   const std::vector<std::string>& buckets, const std::string& packer, double window_ms,
+                   const std::string& overflow, bool compile_new_shapes, double compile_stall_s,
+                   bool skip_bad_lines) {
+    PackRequest r{model, requests, buckets, packer, window_ms, overflow, compile_new_shapes, compile_stall_s,
+                  skip_bad_lines};
+    ResultHandle out;
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(sim_mutex());
+    out.report = pack_report(config.config, r);
+    return out;
+  }, py::arg("config"), py::arg("model"), py::arg("requests"), py::arg("buckets"),
+     py::arg("packer") = "first-fit-decreasing", py::arg("window_ms") = 0.0, py::arg("overflow") = "reject",
+     py::arg("compile_new_shapes") = false, py::arg("compile_stall_s") = 30.0, py::arg("skip_bad_lines") = false,
+     "Replays a request log through bucket sets, as `systolic pack` does.");
 
   m.def("result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
         py::arg("text"), "A Result from report.json text (e.g. a saved report).");

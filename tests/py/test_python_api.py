@@ -205,3 +205,17 @@ def test_transformer_model_at_a_bucket_equals_the_cli(tmp_path):
     assert res.to_dict() == json.loads((out / "report.json").read_text())
     decode = systolic.run(V4I, REPO / "traces" / "models" / "gpt2.yaml", bucket="4x512", phase="decode")
     assert decode.to_dict()["workload"]["name"] == "gpt2@decode-4x512"
+
+
+def test_pack_equals_the_cli(tmp_path):
+    model = REPO / "traces" / "models" / "llama2-7b.yaml"
+    log = REPO / "traces" / "requests" / "azure-llm-2023" / "AzureLLMInferenceTrace_code.csv"
+    sets = [REPO / "traces" / "buckets" / "llama2-4k.yaml", REPO / "traces" / "buckets" / "llama2-pow2.yaml"]
+    res = systolic.pack(V4I, model, log, sets, packer="ffd", window_ms=50, overflow="split")
+    out = tmp_path / "cli"
+    subprocess.run([str(CLI), "pack", "-c", str(V4I), "-m", str(model), "--requests", str(log),
+                    "--buckets", str(sets[0]), "--buckets", str(sets[1]), "--policy", "ffd",
+                    "--window", "50", "--overflow", "split", "-o", str(out), "-q"], check=True)
+    assert res.to_dict() == json.loads((out / "report.json").read_text())
+    assert list(res.buckets.columns)[:2] == ["phase", "shape"]
+    assert "varlen ideal" in res.summary()

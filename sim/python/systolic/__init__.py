@@ -134,6 +134,18 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill"):
                                 bucket, phase))
 
 
+def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,
+         overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False):
+    """Replays a request log through one or more bucket sets on `config`, as `systolic pack
+    -m MODEL --requests LOG --buckets B ...` does. The Result's to_dict() equals the CLI's
+    report.json; .buckets is a DataFrame of the first set's per-shape rows."""
+    if isinstance(buckets, (str, _os.PathLike)):
+        buckets = [buckets]
+    return Result(_systolic.pack(_as_config(config), _os.fspath(model), _os.fspath(requests),
+                                 [_os.fspath(b) for b in buckets], packer, float(window_ms), overflow,
+                                 bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines)))
+
+
 def compile(config, workload, output=None, bucket=None, phase="prefill"):  # noqa: A001
     """Lowers a workload to a Program (per-engine instruction streams) for this chip, as
     `systolic compile` does; with output=PATH also writes the compiled trace there."""
