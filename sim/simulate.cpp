@@ -3,37 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
+#include "models/common/sim_context.hpp"
 #include "sim/error.hpp"
 
 namespace systolic {
-namespace {
-
-// SystemC elaborates once per context; a new context per run lets one process simulate
-// again and again. The previous context is deleted only after its modules are gone.
-class FreshContext {
- public:
-  FreshContext() {
-    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-    context_ = new sc_core::sc_simcontext();
-    sc_core::sc_curr_simcontext = context_;
-    sc_core::sc_default_global_context = context_;
-  }
-  ~FreshContext() {
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
-    delete context_;
-  }
-
- private:
-  sc_core::sc_simcontext* context_;
-};
-
-}  // namespace
 
 SimResult simulate(const ChipConfig& config, const Program& program, GridObserver* observer,
                    RunProbe* probe) {

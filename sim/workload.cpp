@@ -23,14 +23,6 @@ std::string source_of(const std::string& path, int64_t line) {
   return fmt::format("{}:{}", path, line);
 }
 
-std::optional<int64_t> parse_int64(std::string_view text) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return std::nullopt;
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
   int64_t r = 0;

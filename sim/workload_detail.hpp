@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/input_text.hpp"
 #include "sim/workload.hpp"
 
 namespace systolic::workload_detail {
@@ -16,9 +17,6 @@ namespace systolic::workload_detail {
 // "path:line", the Gemm::source of an entry.
 std::string source_of(const std::string& path, int64_t line);
 
-// Strict decimal integer: optional sign, digits, nothing else. Not a number / out of range:
-// nullopt.
-std::optional<int64_t> parse_int64(std::string_view text);
 
 // a * b, or nullopt when it does not fit in int64 (operands are positive).
 std::optional<int64_t> checked_mul(int64_t a, int64_t b);

@@ -21,18 +21,7 @@ namespace {
 const std::vector<std::string> kTopKeys{"name", "gemms"};
 const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "repeat"};
 
-// 1-based line of a node, or `fallback` when yaml-cpp has no position for it.
-int64_t line_of(const YAML::Node& node, int64_t fallback) {
-  const int line = node.Mark().line;
-  return line >= 0 ? line + 1 : fallback;
-}
 
-std::string describe(const YAML::Node& node) {
-  if (!node || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  return "'" + node.Scalar() + "'";
-}
 
 class Reader {
  public:
@@ -45,15 +34,15 @@ class Reader {
     if (!root || root.IsNull())
       fail(path_, 0, "empty file; expected a map with key 'gemms' (see docs/workloads.md)");
     if (!root.IsMap())
-      fail(path_, line_of(root, 1),
+      fail(path_, yaml_line(root, 1),
            fmt::format("expected a map with key 'gemms' (a list of GEMMs), got {}",
-                       describe(root)));
+                       describe_yaml(root)));
     std::set<std::string> seen;
     YAML::Node gemms;
     bool has_gemms = false;
     for (const auto& entry : root) {
       const std::string key = entry.first.as<std::string>();
-      const int64_t line = line_of(entry.first, 1);
+      const int64_t line = yaml_line(entry.first, 1);
       check_key(key, line, kTopKeys, seen, "");
       if (key == "name") {
         // A label for readers of the file; Workload::name stays the file stem (report.json).
@@ -65,11 +54,11 @@ class Reader {
       }
     }
     if (!has_gemms)
-      fail(path_, line_of(root, 1), "missing key 'gemms' (a list of {name, m, k, n})");
+      fail(path_, yaml_line(root, 1), "missing key 'gemms' (a list of {name, m, k, n})");
     if (!gemms.IsSequence() || gemms.size() == 0)
-      fail(path_, line_of(gemms, gemms_line_),
+      fail(path_, yaml_line(gemms, gemms_line_),
            fmt::format("key 'gemms': expected a non-empty list of GEMMs, got {}",
-                       gemms.IsSequence() ? "an empty list" : describe(gemms)));
+                       gemms.IsSequence() ? "an empty list" : describe_yaml(gemms)));
     for (const auto& g : gemms) w.gemms.push_back(read_gemm(g));
     return w;
   }
@@ -89,16 +78,16 @@ class Reader {
 
   std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
     if (!v.IsScalar() || v.Scalar().empty())
-      fail(path_, line_of(v, line),
-           fmt::format("key '{}': expected a non-empty string, got {}", key, describe(v)));
+      fail(path_, yaml_line(v, line),
+           fmt::format("key '{}': expected a non-empty string, got {}", key, describe_yaml(v)));
     return v.Scalar();
   }
 
   int64_t positive_value(const YAML::Node& v, int64_t line, const std::string& key,
                          const std::string& what) {
-    const int64_t at = line_of(v, line);
+    const int64_t at = yaml_line(v, line);
     if (!v.IsScalar())
-      fail(path_, at, fmt::format("key '{}': expected {}, got {}", key, what, describe(v)));
+      fail(path_, at, fmt::format("key '{}': expected {}, got {}", key, what, describe_yaml(v)));
     if (v.Tag() == "!")  // quoted: a string, even if it looks like a number
       fail(path_, at,
            fmt::format("key '{}': expected {}, got the string '{}'", key, what, v.Scalar()));
@@ -109,18 +98,18 @@ class Reader {
   }
 
   Gemm read_gemm(const YAML::Node& g) {
-    const int64_t line = line_of(g, gemms_line_);
+    const int64_t line = yaml_line(g, gemms_line_);
     if (!g.IsMap())
       fail(path_, line,
            fmt::format("key 'gemms': each entry must be a map with keys name, m, k, n, got {}",
-                       describe(g)));
+                       describe_yaml(g)));
     Gemm out;
     out.source = source_of(path_, line);
     std::set<std::string> seen;
     // The entry's name (once known) makes later messages easier to place.
     for (const auto& entry : g) {
       const std::string key = entry.first.as<std::string>();
-      const int64_t kline = line_of(entry.first, line);
+      const int64_t kline = yaml_line(entry.first, line);
       check_key(key, kline, kGemmKeys, seen, " in a GEMM entry");
       const YAML::Node& v = entry.second;
       if (key == "name") {
@@ -141,9 +130,9 @@ class Reader {
           for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16,
                          DType::fp32})
             names.emplace_back(dtype_name(d));
-          fail(path_, line_of(v, kline),
+          fail(path_, yaml_line(v, kline),
                fmt::format("key 'dtype': expected one of {}, got {}{}", dtype_choices(),
-                           describe(v), did_you_mean(name, names)));
+                           describe_yaml(v), did_you_mean(name, names)));
         }
         out.dtype = *t;
       }

@@ -128,7 +128,7 @@ class Reader {
                                              spec.key, what, spec.entry, max);
     if (!v.IsScalar()) fail(path_, at, expected + ", got " + describe(v));
     if (v.Tag() == "!") fail(path_, at, expected + ", got the string '" + v.Scalar() + "'");
-    const auto value = detail::parse_int64(v.Scalar());
+    const auto value = parse_int64(v.Scalar());
     if (!value || *value < 1 || *value > max)
       fail(path_, at, expected + ", got '" + v.Scalar() + "'");
     return *value;

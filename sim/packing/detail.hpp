@@ -1,6 +1,8 @@
 #pragma once
 // Internals shared by the packing library's readers and packers. Not part of the public API.
 #include <cstdint>
+
+#include "sim/input_text.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,12 +13,7 @@ namespace systolic::packing::detail {
 // Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
 [[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
 
-// Strict decimal integer: optional sign, digits, nothing else; nullopt when not a number or
-// out of range.
-std::optional<int64_t> parse_int64(std::string_view text);
 
-// Strict finite decimal number (from_chars syntax, optional leading '+'); nullopt otherwise.
-std::optional<double> parse_double(std::string_view text);
 
 std::string_view trim(std::string_view text);
 std::vector<std::string_view> split_commas(std::string_view line);

@@ -82,7 +82,7 @@ std::optional<Instant> parse_timestamp(std::string_view text, std::string& error
       ok = false;
     } else {
       // "0.<digits>" parses exactly as far as a double can hold it, whatever the length.
-      fraction = *detail::parse_double("0." + std::string(text.substr(start, pos - start)));
+      fraction = *parse_double("0." + std::string(text.substr(start, pos - start)));
       if (fraction >= 1.0) fraction = std::nextafter(1.0, 0.0);
     }
   }
@@ -133,7 +133,7 @@ std::string header_text(const Columns& c) {
 
 // A token count: an integer in [1, kMaxTokens]; returns an error message on failure.
 std::optional<int64_t> parse_tokens(std::string_view field, const char* column, std::string& error) {
-  const auto value = detail::parse_int64(field);
+  const auto value = parse_int64(field);
   if (!value) {
     error = fmt::format("{}: expected a positive integer token count, got '{}'", column, field);
   } else if (*value <= 0) {
@@ -209,7 +209,7 @@ RequestLog parse_request_log(const std::string& text, const std::string& path,
           row.timestamp = std::string(fields[0]);
         }
       } else {
-        const auto s = detail::parse_double(fields[0]);
+        const auto s = parse_double(fields[0]);
         if (!s || *s < 0)
           error = fmt::format("arrival_s: expected a time in seconds (a finite number >= 0), got '{}'",
                               fields[0]);

@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/error.hpp"
+#include "sim/input_text.hpp"
 #include "sim/suggest.hpp"
 
 namespace systolic::transformer {
@@ -40,26 +41,8 @@ std::string join(const std::vector<std::string>& words) {
   return s;
 }
 
-std::optional<int64_t> parse_int(std::string_view text) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return std::nullopt;
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
-int64_t line_of(const YAML::Node& node, int64_t fallback) {
-  const int line = node.Mark().line;
-  return line >= 0 ? line + 1 : fallback;
-}
 
-std::string describe(const YAML::Node& node) {
-  if (!node || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  return "'" + node.Scalar() + "'";
-}
 
 // Where a key's problem is reported: "path:line: " from a file, "model 'x': " in code.
 using Locate = std::function<std::string(const std::string& key)>;
@@ -137,15 +120,15 @@ class Reader {
     if (!root || root.IsNull())
       fail_line(0, "empty file; expected a model description (see docs/transformers.md)");
     if (!root.IsMap())
-      fail_line(line_of(root, 1),
+      fail_line(yaml_line(root, 1),
                 fmt::format("expected a map of model dimensions (layers, d_model, heads, ...), "
                             "got {}",
-                            describe(root)));
-    lines_[""] = line_of(root, 1);
+                            describe_yaml(root)));
+    lines_[""] = yaml_line(root, 1);
     std::set<std::string> seen;
     for (const auto& entry : root) {
       const std::string key = entry.first.as<std::string>();
-      const int64_t line = line_of(entry.first, 1);
+      const int64_t line = yaml_line(entry.first, 1);
       check_key(key, line, kTopKeys, seen, "");
       lines_[key] = line;
       const YAML::Node& v = entry.second;
@@ -211,21 +194,21 @@ class Reader {
 
   std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
     if (!v.IsScalar() || v.Scalar().empty())
-      fail_line(line_of(v, line),
-                fmt::format("key '{}': expected a non-empty string, got {}", key, describe(v)));
+      fail_line(yaml_line(v, line),
+                fmt::format("key '{}': expected a non-empty string, got {}", key, describe_yaml(v)));
     return v.Scalar();
   }
 
   int64_t int_value(const YAML::Node& v, int64_t line, const std::string& key, int64_t lo,
                     int64_t hi, const std::string& what) {
-    const int64_t at = line_of(v, line);
+    const int64_t at = yaml_line(v, line);
     const std::string expected = fmt::format("an integer in [{}, {}] ({})", lo, hi, what);
     if (!v.IsScalar())
-      fail_line(at, fmt::format("key '{}': expected {}, got {}", key, expected, describe(v)));
+      fail_line(at, fmt::format("key '{}': expected {}, got {}", key, expected, describe_yaml(v)));
     if (v.Tag() == "!")
       fail_line(at, fmt::format("key '{}': expected {}, got the string '{}'", key, expected,
                                 v.Scalar()));
-    const auto value = parse_int(v.Scalar());
+    const auto value = parse_int64(v.Scalar());
     if (!value || *value < lo || *value > hi)
       fail_line(at, fmt::format("key '{}': expected {}, got '{}'", key, expected, v.Scalar()));
     return *value;
@@ -234,8 +217,8 @@ class Reader {
   bool bool_value(const YAML::Node& v, int64_t line, const std::string& key) {
     if (v.IsScalar() && v.Tag() != "!" && (v.Scalar() == "true" || v.Scalar() == "false"))
       return v.Scalar() == "true";
-    fail_line(line_of(v, line),
-              fmt::format("key '{}': expected true or false, got {}", key, describe(v)));
+    fail_line(yaml_line(v, line),
+              fmt::format("key '{}': expected true or false, got {}", key, describe_yaml(v)));
   }
 
   size_t choice(const YAML::Node& v, int64_t line, const std::string& key,
@@ -243,8 +226,8 @@ class Reader {
     const std::string word = v.IsScalar() ? v.Scalar() : "";
     for (size_t i = 0; i < choices.size(); ++i)
       if (choices[i] == word) return i;
-    fail_line(line_of(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
-                                            join(choices), describe(v),
+    fail_line(yaml_line(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
+                                            join(choices), describe_yaml(v),
                                             did_you_mean(word, choices)));
   }
 
@@ -255,8 +238,8 @@ class Reader {
     for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16,
                    DType::fp32})
       names.emplace_back(dtype_name(d));
-    fail_line(line_of(v, line), fmt::format("key 'dtype': expected one of {}, got {}{}",
-                                            dtype_choices(), describe(v),
+    fail_line(yaml_line(v, line), fmt::format("key 'dtype': expected one of {}, got {}{}",
+                                            dtype_choices(), describe_yaml(v),
                                             did_you_mean(name, names)));
   }
 
@@ -266,12 +249,12 @@ class Reader {
                 const std::vector<std::string>& keys, const std::vector<std::string>& required,
                 F&& on_key) {
     if (!v.IsMap())
-      fail_line(line_of(v, line), fmt::format("key '{}': expected a map with keys {}, got {}",
-                                              parent, join(keys), describe(v)));
+      fail_line(yaml_line(v, line), fmt::format("key '{}': expected a map with keys {}, got {}",
+                                              parent, join(keys), describe_yaml(v)));
     std::set<std::string> seen;
     for (const auto& entry : v) {
       const std::string key = entry.first.as<std::string>();
-      const int64_t kline = line_of(entry.first, line);
+      const int64_t kline = yaml_line(entry.first, line);
       check_key(key, kline, keys, seen, " in '" + parent + "'");
       lines_[parent + "." + key] = kline;
       on_key(key, entry.second, kline);

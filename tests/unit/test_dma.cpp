@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/common/sim_context.hpp"
 #include "models/chip/semaphores.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/dma/dma_engine.hpp"
@@ -21,28 +22,6 @@
 using namespace systolic;
 
 namespace {
-
-// SystemC elaborates once per context: each simulation gets its own (as sim/simulate.cpp does).
-// Declare it before the modules so that they are destroyed first.
-class FreshContext {
- public:
-  FreshContext() {
-    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-    context_ = new sc_core::sc_simcontext();
-    sc_core::sc_curr_simcontext = context_;
-    sc_core::sc_default_global_context = context_;
-  }
-  ~FreshContext() {
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
-    delete context_;
-  }
-  FreshContext(const FreshContext&) = delete;
-  FreshContext& operator=(const FreshContext&) = delete;
-
- private:
-  sc_core::sc_simcontext* context_;
-};
 
 // Feeds one engine a list of descriptors from its own thread and notes when each completed.
 class Driver : public sc_core::sc_module {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/common/sim_context.hpp"
 #include "models/chip/semaphores.hpp"
 #include "models/common/clock.hpp"
 #include "models/sram/scratchpad.hpp"
@@ -23,26 +24,6 @@ namespace {
 
 // Defaults: 128 lanes x 8 sublanes, 2 ops per cycle, transcendental = 4 ops, latency 8.
 const VpuConfig kDefault{};
-
-class FreshContext {
- public:
-  FreshContext() {
-    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-    context_ = new sc_core::sc_simcontext();
-    sc_core::sc_curr_simcontext = context_;
-    sc_core::sc_default_global_context = context_;
-  }
-  ~FreshContext() {
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
-    delete context_;
-  }
-  FreshContext(const FreshContext&) = delete;
-  FreshContext& operator=(const FreshContext&) = delete;
-
- private:
-  sc_core::sc_simcontext* context_;
-};
 
 // Feeds the engine a list of ops from its own thread; notes each completion cycle.
 class Driver : public sc_core::sc_module {

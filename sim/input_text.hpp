@@ -1,0 +1,23 @@
+#pragma once
+// Strict readers for the text users write (CSV fields, YAML scalars) and for describing YAML
+// nodes in error messages, shared by every input format.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace systolic {
+
+// Optional '+', digits, nothing else; nullopt when not a number or out of range.
+std::optional<int64_t> parse_int64(std::string_view text);
+// A finite decimal number, all of the text; nullopt otherwise.
+std::optional<double> parse_double(std::string_view text);
+
+// 1-based line of a node, or `fallback` when yaml-cpp has no position for it.
+int64_t yaml_line(const YAML::Node& node, int64_t fallback);
+// "nothing", "a list", "a map" or the quoted scalar: what was found instead.
+std::string describe_yaml(const YAML::Node& node);
+
+}  // namespace systolic
