@@ -42,14 +42,15 @@ def main():
 
     def case(name, args, target, pe_rate=False):
         wall, mem, report = measure(args)
-        cycles = report["totals"]["cycles"]
+        cycles = report["totals"].get("cycles")  # a replay reports seconds, not one run's cycles
         cfg = report["config"]["mxu"]
         extra = ""
         if pe_rate:
             rate = cycles * cfg["rows"] * cfg["cols"] * cfg["count"] / wall
             extra = f"{rate / 1e6:,.0f} M PE-updates/s"
-        rows.append((name, f"{wall:.3f}", f"{mem:.0f}", f"{cycles:,}", extra, target))
-        print(f"{name}: {wall:.3f} s, {mem:.0f} MiB, {cycles:,} cycles {extra}", flush=True)
+        cycles = f"{cycles:,}" if cycles is not None else "—"
+        rows.append((name, f"{wall:.3f}", f"{mem:.0f}", cycles, extra, target))
+        print(f"{name}: {wall:.3f} s, {mem:.0f} MiB, {cycles} cycles {extra}", flush=True)
 
     case("ResNet-18 (SCALE-Sim CSV), 128x128, fast",
          ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/topologies/resnet18.csv",

@@ -50,7 +50,8 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
   // one column fold per MXU, in whole groups of P folds so every MXU gets the same share.
   t.n = std::min(g.n, std::max(C * P, acap / (t.m * 4) / (C * P) * (C * P)));
   t.k = g.k;
-  const int64_t weight_cap = std::min(wcap, std::max(R * C * w, g.k * g.n * w / kMinWeightTiles));
+  // ... but never below one fold per MXU, so every MXU has work in each tile.
+  const int64_t weight_cap = std::min(wcap, std::max(R * C * P * w, g.k * g.n * w / kMinWeightTiles));
   while (t.k * t.n * w > weight_cap) {
     if (t.k > R) t.k = std::max(R, round_up(t.k / 2, R));
     else if (t.n > C) t.n = std::max(C, round_up(t.n / 2, C));
@@ -186,10 +187,11 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
     const uint64_t hbm_a = hbm_alloc(g.m * K * w, g), hbm_c = hbm_alloc(g.m * N * w, g);
     const bool own_weights = g.kind == "matmul";
     uint64_t hbm_b = own_weights ? 0 : hbm_alloc(K * N * w, g);
+    // The entry's input is the previous entry's output: its loads wait for those stores. Its
+    // repeats are independent instances (heads, slots), so one may load while another computes.
+    const uint64_t stores_before = emit.emitted(layer_done);
     for (int64_t r = 0; r < g.repeat; ++r) {
       if (own_weights) hbm_b = hbm_alloc(K * N * w, g);
-      // The layer's input is the previous layer's output: its loads wait for those stores.
-      const uint64_t stores_before = emit.emitted(layer_done);
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
         const int64_t mt = std::min(t.m, g.m - m0);
         const int qa = static_cast<int>(a_uses++ % copies);
@@ -234,10 +236,22 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
 
             const bool first_k = k0 == 0, last_k = k0 + kt >= g.k;
             const bool last_use_of_a = last_k && n0 + nt >= g.n;
-            for (int64_t i = 0; i < busy; ++i) {
-              const auto [f0, f1] = fold_share(col_folds, busy, i);
-              const int64_t c0 = f0 * array.cols, cn = std::min(f1 * array.cols, nt) - c0;
-              Instruction mm{MatmulOp{mt, kt, cn, n0 + c0, dt}, layer, {}, {}};
+            // A tile one column fold wide would leave all MXUs but one idle: split its rows (K)
+            // among them instead; their partial sums add up in the accumulators.
+            const int64_t row_folds = fold_count(array, {mt, kt, 1}).row_folds;
+            const bool split_k = col_folds == 1 && row_folds > 1 && config.mxu.count > 1;
+            const int64_t parts = split_k ? std::min<int64_t>(config.mxu.count, row_folds) : busy;
+            for (int64_t i = 0; i < parts; ++i) {
+              MatmulOp op{mt, kt, nt, n0, dt};
+              if (split_k) {
+                const auto [f0, f1] = fold_share(row_folds, parts, i);
+                op.k = std::min(f1 * array.rows, kt) - f0 * array.rows;
+              } else {
+                const auto [f0, f1] = fold_share(col_folds, busy, i);
+                op.n_offset = n0 + f0 * array.cols;
+                op.n = std::min(f1 * array.cols, nt) - f0 * array.cols;
+              }
+              Instruction mm{op, layer, {}, {}};
               mm.waits.push_back({a.full[qa], a_base + static_cast<uint64_t>(k0 / t.k) + 1});
               emit.wait_all(mm, b.full[qb]);
               if (first_k) emit.wait_all(mm, c.free[qc]);

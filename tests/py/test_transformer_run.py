@@ -27,10 +27,11 @@ def test_llama2_7b_decode_is_memory_bound(systolic_bin, tmp_path):
                    outdir=tmp_path / "d")
     t = r["totals"]
     assert t["bound"] == "memory"
-    # Weights (6.74 G parameters) plus the KV cache, each read once per token.
+    # Weights (6.74 G parameters) plus the KV cache, each read once per token, over the HBM's
+    # peak bandwidth: the per-token floor. Issue #4 asks for 15 % at small B.
     floor = t["hbm_bytes_read"] / (614.4e9)
     assert t["hbm_bytes_read"] >= 13.2e9
-    assert floor < t["seconds"] < 1.2 * floor
+    assert floor < t["seconds"] < 1.15 * floor
 
 
 def test_trace_round_trip_with_vector_ops(systolic_bin, tmp_path):
