@@ -1,5 +1,7 @@
 #include "sim/timeline.hpp"
 
+#include "models/common/clock.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -215,6 +217,18 @@ json make_timeline(const ChipConfig& config, const Program& program, const SimRe
     }
     all.push_back(std::move(c));
   }
+  // HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles.
+  const auto& windows = result.hbm.bytes_per_window;
+  if (!windows.empty()) {
+    TimelineCounter c{"hbm bandwidth (GB/s)", {}};
+    const uint64_t cycles = HbmStats::kWindowPs / kTicksPerCycle;
+    const double seconds = static_cast<double>(cycles) / (config.clock_mhz * 1e6);
+    for (size_t i = 0; i < windows.size(); ++i)
+      c.points.emplace_back(i * cycles, static_cast<double>(windows[i]) / seconds / 1e9);
+    c.points.emplace_back(std::min<uint64_t>(windows.size() * cycles, result.total_cycles), 0.0);
+    all.push_back(std::move(c));
+  }
+
   for (const auto& c : all)
     for (const auto& [cycle, value] : c.points)
       events.push_back({{"ph", "C"}, {"name", c.name}, {"pid", pid}, {"ts", cycle},

@@ -119,6 +119,9 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
                              static_cast<uint32_t>(banks_.mod(row_index)), banks_.div(row_index),
                              bursts, now_ps);
     done = std::max(done, t);
+    const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
+    if (window >= stats_.bytes_per_window.size()) stats_.bytes_per_window.resize(window + 1, 0);
+    stats_.bytes_per_window[window] += next - a;
     a = next;
   }
   stats_.last_completion_ps = std::max(stats_.last_completion_ps, done);

@@ -31,6 +31,9 @@ struct HbmStats {
   uint64_t refreshes = 0;      // per pseudo-channel, summed
   uint64_t last_completion_ps = 0;
   std::vector<uint64_t> channel_busy_ps;  // data-bus time, summed over the channel's pseudo-channels
+  // Bytes whose transfer completed in each window of kWindowPs (for bandwidth-over-time plots).
+  static constexpr uint64_t kWindowPs = 1000000;  // 1000 core cycles
+  std::vector<uint64_t> bytes_per_window;
 };
 
 struct HbmLocation {

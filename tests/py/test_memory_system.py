@@ -191,3 +191,19 @@ def test_layers_report_memory_fields(systolic_bin, tmp_path):
         assert key in layer
     assert layer["bound"] == "memory"
     assert 0.8 < layer["hbm_peak_share"] <= 1.0
+
+
+def test_timeline_hbm_counter_conserves_bytes(systolic_bin, tmp_path):
+    wl = tmp_path / "w.yaml"
+    wl.write_text("gemms:\n  - {name: ws, m: 64, k: 4096, n: 4096}\n")
+    timeline = tmp_path / "tl.json"
+    report = run_report("-c", V4I, "-w", wl, "--set", "memory.ideal=false", "--timeline", timeline,
+                        outdir=tmp_path / "o")
+    events = json.loads(timeline.read_text())["traceEvents"]
+    points = [(e["ts"], e["args"]["value"]) for e in events
+              if e["ph"] == "C" and e["name"] == "hbm bandwidth (GB/s)"]
+    window_s = 1000 / 1050e6
+    moved = sum(v * 1e9 * window_s for _, v in points)
+    hbm = report["memory"]["hbm"]
+    assert moved == pytest.approx(hbm["bytes_read"] + hbm["bytes_written"], rel=1e-9)
+    assert max(v for _, v in points) <= 1.02 * 614.4
