@@ -46,7 +46,8 @@ const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape
 }
 
 nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& log,
-                              const packing::BucketSet& buckets, packing::PackOptions options) {
+                              const packing::BucketSet& buckets, packing::PackOptions options,
+                              nlohmann::ordered_json* timeline, int pid) {
   using json = nlohmann::ordered_json;
   using packing::Phase;
   // Decode steps take the simulated step time of their shape.
@@ -99,9 +100,21 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
   for (const auto& r : log.requests) arrival[r.id] = r.arrival_s;
   std::vector<double> ttft;
   double chip_free = 0, end_all = 0;
+  if (timeline) {
+    (*timeline)["traceEvents"].push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid},
+                                          {"args", {{"name", "bucket set " + buckets.name}}}});
+    (*timeline)["traceEvents"].push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", 0},
+                                          {"args", {{"name", "chip (prefill)"}}}});
+  }
   for (const auto& inst : result.prefill) {
     const double start = std::max(inst.dispatch_s, chip_free);
     chip_free = start + sim.cost(Phase::prefill, inst.shape).seconds;
+    if (timeline)
+      (*timeline)["traceEvents"].push_back(
+          {{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", fmt::format("prefill {}x{}", inst.shape.batch, inst.shape.length)},
+           {"ts", start * 1e6}, {"dur", (chip_free - start) * 1e6},
+           {"args", {{"lanes", inst.lanes.size()}, {"useful_tokens", packing::useful_tokens(inst)},
+                     {"pad_tokens", packing::pad_tokens(inst)}, {"dispatched_s", inst.dispatch_s}}}});
     for (const auto& lane : inst.lanes)
       for (const auto& seg : lane.segments)
         if (seg.chunk == seg.chunks - 1) ttft.push_back(chip_free - arrival[seg.request_id]);
@@ -162,7 +175,7 @@ packing::Packer packer_of(const std::string& name) {
 }  // namespace
 
 nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& r,
-                                   std::vector<std::string>* warnings) {
+                                   std::vector<std::string>* warnings, nlohmann::ordered_json* timeline) {
   // Everything is read and checked before anything is simulated.
   const packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
   std::vector<packing::BucketSet> sets;
@@ -188,7 +201,14 @@ nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& 
 
   ShapeSimulator sim(config, r.model);
   nlohmann::ordered_json replays = nlohmann::ordered_json::array();
-  for (const auto& set : sets) replays.push_back(replay(sim, log, set, options));
+  if (timeline) {
+    *timeline = nlohmann::ordered_json::object();
+    (*timeline)["traceEvents"] = nlohmann::ordered_json::array();
+    (*timeline)["otherData"] = {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
+                                {"time_unit", "1 trace us = 1 us of replayed time"}};
+  }
+  for (size_t i = 0; i < sets.size(); ++i)
+    replays.push_back(replay(sim, log, sets[i], options, timeline, static_cast<int>(i)));
 
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;

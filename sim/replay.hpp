@@ -38,8 +38,11 @@ class ShapeSimulator {
 };
 
 // The replay of `log` through one bucket set: report["buckets"], ["totals"], ["varlen"], ...
+// With `timeline`, appends Chrome trace events (process `pid`) for the prefill instances as the
+// chip serves them, in microseconds of replayed time.
 nlohmann::ordered_json replay(ShapeSimulator& simulator, const packing::RequestLog& log,
-                              const packing::BucketSet& buckets, packing::PackOptions options);
+                              const packing::BucketSet& buckets, packing::PackOptions options,
+                              nlohmann::ordered_json* timeline = nullptr, int pid = 0);
 
 // Everything `systolic pack` does short of printing: reads the log and the bucket sets, checks
 // them against the chip, replays the log through each set and returns report.json (the first
@@ -56,8 +59,10 @@ struct PackRequest {
   double compile_stall_s = 30;
   bool skip_bad_lines = false;
 };
+// With `timeline`, also fills it with the Chrome trace-event JSON of the replays.
 nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& request,
-                                   std::vector<std::string>* warnings = nullptr);
+                                   std::vector<std::string>* warnings = nullptr,
+                                   nlohmann::ordered_json* timeline = nullptr);
 
 // The per-bucket table and totals of one replay, for the terminal.
 std::string format_replay(const nlohmann::ordered_json& replay);

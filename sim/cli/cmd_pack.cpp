@@ -17,6 +17,7 @@ struct PackCliOptions {
   std::vector<std::string> overrides;
   PackRequest request;
   std::string outdir = "out";
+  std::string timeline;
   bool quiet = false;
 };
 }  // namespace
@@ -42,12 +43,16 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");
   cmd->add_option("-o,--outdir", o->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the tables");
+  cmd->add_option("--timeline", o->timeline,
+                  "Write the replay's timeline (Chrome trace-event JSON): prefill instances as the chip serves them");
   return {cmd, [o]() {
     const ChipConfig config = load_config(o->config, o->overrides);
     std::vector<std::string> warnings;
-    const auto report = pack_report(config, o->request, &warnings);
+    nlohmann::ordered_json timeline;
+    const auto report = pack_report(config, o->request, &warnings, o->timeline.empty() ? nullptr : &timeline);
     for (const auto& w : warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
     write_file_atomically((std::filesystem::path(o->outdir) / "report.json").string(), report.dump(2) + "\n");
+    if (!o->timeline.empty()) write_file_atomically(o->timeline, timeline.dump() + "\n");
     if (!o->quiet) {
       const PackRequest& r = o->request;
       fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}\n", r.model, config.name,

@@ -95,3 +95,20 @@ def test_bad_buckets_and_policy_exit_2(systolic_bin, tmp_path):
     proc = pack(tmp_path, "--policy", "first-fitt", sets=SETS[:1], check=False)
     assert proc.returncode == 2 and "did you mean 'first-fit'" in proc.stderr
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_timeline_shows_every_prefill_instance_without_overlap(systolic_bin, tmp_path):
+    timeline = tmp_path / "tl.json"
+    pack(tmp_path, "--policy", "ffd", "--overflow", "split", "--timeline", timeline, sets=SETS[:1])
+    r = json.loads((tmp_path / "out" / "report.json").read_text())
+    slices = [e for e in json.loads(timeline.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert len(slices) == sum(b["instances"] for b in r["buckets"] if b["phase"] == "prefill")
+    slices.sort(key=lambda e: e["ts"])
+    for a, b in zip(slices, slices[1:]):
+        assert a["ts"] + a["dur"] <= b["ts"] + 1e-6  # one chip: one instance at a time
+    # Served after dispatch, for as long as the shape's simulated time.
+    per_shape = {tuple(b["shape"]): b["seconds_per_instance"] for b in r["buckets"]}
+    for e in slices:
+        assert e["ts"] >= e["args"]["dispatched_s"] * 1e6 - 1e-6
+        shape = tuple(int(x) for x in e["name"].split()[1].split("x"))
+        assert e["dur"] == pytest.approx(per_shape[shape] * 1e6)
