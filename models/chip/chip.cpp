@@ -60,7 +60,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
                                            hbm_, pads, config.dma.engine);
     // A bad descriptor would otherwise surface inside an SC_THREAD, as a SystemC error.
     for (size_t j = 0; j < dma->stream().size(); ++j)
-      if (const DmaOp* op = dma_op_of(dma->stream()[j].op))
+      if (const DmaOp* op = std::get_if<DmaOp>(&dma->stream()[j].op))
         if (auto problem = dma->check(op->descriptor))
           throw InputError(fmt::format("{} instruction {}: {}", dma->basename(), j, *problem));
     dmas_.push_back(dma.get());
@@ -70,7 +70,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
                                          stream_for(program, {EngineKind::vpu, 0}), semaphores_, config.vpu);
   if (!config.memory.ideal) vpu->attach_vmem(pads[kVmem]);
   for (size_t j = 0; j < vpu->stream().size(); ++j)
-    if (const VpuOp* op = vpu_op_of(vpu->stream()[j].op))
+    if (const VpuOp* op = std::get_if<VpuOp>(&vpu->stream()[j].op))
       if (auto problem = vpu->check(*op))
         throw InputError(fmt::format("vpu0 instruction {}: {}", j, *problem));
   vpu_ = vpu.get();

@@ -28,7 +28,7 @@ void DmaEngine::transfer(const DmaDescriptor& descriptor) {
 }
 
 void DmaEngine::execute(const Instruction& instruction) {
-  const DmaOp* op = dma_op_of(instruction.op);
+  const DmaOp* op = std::get_if<DmaOp>(&instruction.op);
   if (!op) throw std::logic_error(std::string(basename()) + ": a DMA engine only executes DMA instructions");
   transfer(op->descriptor);
 }

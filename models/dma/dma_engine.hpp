@@ -16,24 +16,6 @@
 
 namespace systolic {
 
-// The DmaOp of an operation variant, or null: compiles whether or not the variant holds DmaOp
-// yet (sim/program.hpp gains it when the DMA is integrated).
-template <class Variant>
-const DmaOp* dma_op_of(const Variant& op) {
-  if constexpr (std::is_same_v<Variant, DmaOp>) {
-    return &op;
-  } else {
-    return std::visit(
-        [](const auto& alternative) -> const DmaOp* {
-          if constexpr (std::is_same_v<std::decay_t<decltype(alternative)>, DmaOp>)
-            return &alternative;
-          else
-            return nullptr;
-        },
-        op);
-  }
-}
-
 class DmaEngine : public Engine {
  public:
   // `hbm` and `scratchpads` are shared with the other engines and must outlive this one.

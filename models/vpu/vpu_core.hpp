@@ -115,22 +115,4 @@ struct VpuTraffic {
 };
 VpuTraffic vpu_traffic(const VpuOp& op);
 
-// The VpuOp of an operation variant, or null: compiles whether or not the variant holds
-// VpuOp yet (sim/program.hpp gains it when the VPU is integrated).
-template <class Variant>
-const VpuOp* vpu_op_of(const Variant& op) {
-  if constexpr (std::is_same_v<Variant, VpuOp>) {
-    return &op;
-  } else {
-    return std::visit(
-        [](const auto& alternative) -> const VpuOp* {
-          if constexpr (std::is_same_v<std::decay_t<decltype(alternative)>, VpuOp>)
-            return &alternative;
-          else
-            return nullptr;
-        },
-        op);
-  }
-}
-
 }  // namespace systolic

@@ -51,7 +51,7 @@ uint64_t VpuEngine::run_op(const VpuOp& op) {
 }
 
 void VpuEngine::execute(const Instruction& instruction) {
-  const VpuOp* op = vpu_op_of(instruction.op);
+  const VpuOp* op = std::get_if<VpuOp>(&instruction.op);
   if (!op)
     throw std::logic_error(std::string(basename()) + ": a VPU engine only executes vector instructions");
   run_op(*op);

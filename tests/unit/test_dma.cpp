@@ -268,16 +268,6 @@ TEST_CASE("descriptors that leave their memory are rejected", "[memory][dma]") {
   CHECK_THROWS_WITH(DmaCore(hbm, {}, bad), Catch::Contains("dma.request_bytes"));
 }
 
-TEST_CASE("the DMA engine executes DMA operations and nothing else", "[memory][dma]") {
-  struct Other {};
-  using Ops = std::variant<Other, DmaOp>;
-  const Ops dma = DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(0, 0), 64)};
-  REQUIRE(dma_op_of(dma) != nullptr);
-  CHECK(dma_op_of(dma)->descriptor.total_bytes() == 64);
-  CHECK(dma_op_of(Ops{Other{}}) == nullptr);
-  CHECK(dma_op_of(Operation{MatmulOp{}}) == nullptr);  // today's IR has no DmaOp yet
-}
-
 TEST_CASE("one DMA engine in SystemC streams at the rate of the core alone", "[memory][dma]") {
   const uint64_t bytes = 32 << 20;
   const RunResult r = simulate_dma(hbm2_tpu_v4i(), DmaConfig{}, {{stream_to_sram(0, bytes)}});

@@ -176,17 +176,6 @@ TEST_CASE("VPU config validation names the key", "[vpu]") {
   CHECK_THROWS_WITH(vpu_cycles(bad, VectorKind::add, 1, 1), Catch::Contains("vpu.latency_cycles"));
 }
 
-TEST_CASE("the VPU engine executes vector operations and nothing else", "[vpu]") {
-  struct Other {};
-  using Ops = std::variant<Other, VpuOp>;
-  const Ops vpu = VpuOp{VectorKind::gelu, 2, 3, DType::bf16};
-  REQUIRE(vpu_op_of(vpu) != nullptr);
-  CHECK(vpu_op_of(vpu)->kind == VectorKind::gelu);
-  CHECK(vpu_op_of(Ops{Other{}}) == nullptr);
-  CHECK(vpu_op_of(Operation{MatmulOp{}}) == nullptr);  // until sim/program.hpp gains VpuOp
-  CHECK(vpu_op_of(VpuOp{}) != nullptr);
-}
-
 TEST_CASE("the VPU engine advances SystemC time by the closed form", "[vpu]") {
   FreshContext context;
   SemaphoreBank semaphores(0);
