@@ -6,8 +6,6 @@
 // the last byte has landed. Several engines share one HbmCore and the chip's scratchpads.
 #include <optional>
 #include <string>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "models/chip/engine.hpp"

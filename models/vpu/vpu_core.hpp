@@ -45,8 +45,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "models/common/dtype.hpp"
