@@ -39,25 +39,29 @@ using compile_detail::fold_share;
 // previous one has finished on every MXU.
 static Program compile_ideal(const ChipConfig& config, const Workload& workload) {
   Program program;
-  program.semaphores = {"step_done"};
+  enum : int { kMxuDone = 0, kVpuDone = 1 };
+  program.semaphores = {"mxu_done", "vpu_done"};
+  uint64_t signalled[2] = {0, 0};  // signals emitted so far per semaphore
   const ArrayShape array = config.mxu.shape();
   for (int64_t i = 0; i < config.mxu.count; ++i)
     program.streams.push_back({{EngineKind::mxu, static_cast<int>(i)}, {}});
   program.streams.push_back({{EngineKind::vpu, 0}, {}});
   Stream& vpu = program.streams.back();
 
-  uint64_t issued = 0;         // instructions before the current step: its wait threshold
-  uint64_t cycle_bound = 0;    // ideal-memory estimate, to reject layers that overflow time
+  compile_detail::Producer input;  // the entry whose results the next one reads
+  uint64_t cycle_bound = 0;        // ideal-memory estimate, to reject layers that overflow time
   // Vector work runs on the VPU after the GEMM producing its input, before the next one.
   const auto emit_vector = [&](const VectorWork& v) {
     const int layer = static_cast<int>(program.layers.size());
     program.layers.push_back(compile_detail::vector_layer_info(v));
+    const compile_detail::Producer produced{kVpuDone, signalled[kVpuDone], 1, v.repeat};
     for (int64_t r = 0; r < v.repeat; ++r) {
-      Instruction instr{v.op, layer, {}, {0}};
-      if (issued > 0) instr.waits.push_back({0, issued});
+      Instruction instr{v.op, layer, {}, {kVpuDone}};
+      input.add_wait(instr, r, v.repeat);
       vpu.instructions.push_back(std::move(instr));
+      ++signalled[kVpuDone];
     }
-    issued += static_cast<uint64_t>(v.repeat);
+    input = produced;
   };
   compile_detail::for_vectors_after(workload, 0, emit_vector);
   size_t gemms_done = 0;
@@ -68,6 +72,8 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
 
     const int64_t col_folds = fold_count(array, {g.m, g.k, g.n}).col_folds;
     const int64_t busy_mxus = std::min(config.mxu.count, col_folds);
+    const compile_detail::Producer produced{kMxuDone, signalled[kMxuDone], static_cast<uint64_t>(busy_mxus),
+                                            g.repeat};
     for (int64_t r = 0; r < g.repeat; ++r) {
       uint64_t step_cycles = 0;
       for (int64_t i = 0; i < busy_mxus; ++i) {
@@ -80,16 +86,17 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
           throw InputError(fmt::format("{}: layer '{}': its cycle count overflows 64 bits",
                                        g.source, g.name));
         }
-        Instruction instr{op, layer, {}, {0}};
-        if (issued > 0) instr.waits.push_back({0, issued});
+        Instruction instr{op, layer, {}, {kMxuDone}};
+        input.add_wait(instr, r, g.repeat);
         program.streams[static_cast<size_t>(i)].instructions.push_back(std::move(instr));
+        ++signalled[kMxuDone];
       }
-      issued += static_cast<uint64_t>(busy_mxus);
       if (__builtin_add_overflow(cycle_bound, step_cycles, &cycle_bound) || cycle_bound > kMaxCycles)
         throw InputError(fmt::format("{}: layer '{}': the workload's total cycle count overflows "
                                      "the 64-bit simulated-time range",
                                      g.source, g.name));
     }
+    input = produced;
     compile_detail::for_vectors_after(workload, ++gemms_done, emit_vector);
   }
   return program;

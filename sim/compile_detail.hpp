@@ -27,6 +27,22 @@ void for_vectors_after(const Workload& w, size_t gemms_done, Emit&& emit) {
     if (v.after_gemms == gemms_done) emit(v);
 }
 
+// What the instances of a workload entry wait for: the entry before it (its input). When both
+// entries have the same number of instances (attention heads, decode slots), instance i needs
+// only instance i of the one before, so the engines pipeline across instances (softmax of head
+// i on the VPU while the MXUs compute head i+1); otherwise it needs all of it.
+struct Producer {
+  int sem = -1;               // counts the producing entry's completion signals; -1: none
+  uint64_t base = 0;          // the count before that entry
+  uint64_t per_instance = 0;  // signals one of its instances gives
+  int64_t instances = 0;
+  void add_wait(Instruction& instr, int64_t instance, int64_t of) const {
+    if (sem < 0) return;
+    const uint64_t upto = of == instances ? static_cast<uint64_t>(instance) + 1 : static_cast<uint64_t>(instances);
+    if (base + upto * per_instance > 0) instr.waits.push_back({sem, base + upto * per_instance});
+  }
+};
+
 // Lowering with a real memory system (memory.ideal = false).
 Program compile_tiled(const ChipConfig& config, const Workload& workload);
 

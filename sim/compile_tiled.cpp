@@ -145,7 +145,8 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
       s.full[p] = emit.sem(name + "_full");
       s.free[p] = emit.sem(name + "_free");
     }
-  const int layer_done = emit.sem("outputs_stored");
+  const int stores_done = emit.sem("outputs_stored");  // output tiles written back to HBM
+  const int vpu_done = emit.sem("vector_done");
 
   uint64_t hbm_next = 0;
   const auto hbm_alloc = [&](uint64_t bytes, const Gemm& g) {
@@ -160,17 +161,21 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
 
   const ArrayShape array = config.mxu.shape();
   int64_t a_uses = 0, w_uses = 0, c_uses = 0;  // fills of each buffer so far: copy = uses % copies
-  // Vector work runs on the VPU once the results it reads are stored (it reads them from
-  // vmem), and counts as stored results itself: the next layer's loads wait for it.
+  // Each entry reads what the entry before it produced (Producer: instance by instance when
+  // both have as many instances). Vector work runs on the VPU once the results it reads are
+  // stored; the next GEMM's loads wait for the VPU's results in turn.
+  Producer input;
   const auto emit_vector = [&](const VectorWork& v) {
     const int layer = static_cast<int>(program.layers.size());
     program.layers.push_back(vector_layer_info(v));
+    const Producer produced{vpu_done, emit.emitted(vpu_done), 1, v.repeat};
     for (int64_t r = 0; r < v.repeat; ++r) {
       Instruction instr{v.op, layer, {}, {}};
-      emit.wait_all(instr, layer_done);
-      emit.signal(instr, layer_done);
+      input.add_wait(instr, r, v.repeat);
+      emit.signal(instr, vpu_done);
       emit.push(EngineKind::vpu, 0, std::move(instr));
     }
+    input = produced;
   };
   for_vectors_after(workload, 0, emit_vector);
   size_t gemms_done = 0;
@@ -187,9 +192,11 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
     const uint64_t hbm_a = hbm_alloc(g.m * K * w, g), hbm_c = hbm_alloc(g.m * N * w, g);
     const bool own_weights = g.kind == "matmul";
     uint64_t hbm_b = own_weights ? 0 : hbm_alloc(K * N * w, g);
-    // The entry's input is the previous entry's output: its loads wait for those stores. Its
-    // repeats are independent instances (heads, slots), so one may load while another computes.
-    const uint64_t stores_before = emit.emitted(layer_done);
+    // Its repeats are independent instances (heads, slots): one may load while another
+    // computes; each needs its input from the entry before (`input`).
+    const uint64_t stores_per_instance =
+        static_cast<uint64_t>((g.m + t.m - 1) / t.m) * static_cast<uint64_t>((g.n + t.n - 1) / t.n);
+    const Producer produced{stores_done, emit.emitted(stores_done), stores_per_instance, g.repeat};
     for (int64_t r = 0; r < g.repeat; ++r) {
       if (own_weights) hbm_b = hbm_alloc(K * N * w, g);
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
@@ -208,7 +215,7 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
           d.dst = DmaEndpoint::sram(kVmem, a.offset[qa] + k0 * mt * w, {1, static_cast<uint64_t>(kt), 0});
           Instruction load_a{DmaOp{d}, layer, {}, {}};
           emit.wait_all(load_a, a.free[qa]);
-          if (stores_before > 0) load_a.waits.push_back({layer_done, stores_before});
+          input.add_wait(load_a, r, g.repeat);
           emit.signal(load_a, a.full[qa]);
           emit.push(EngineKind::dma, act_dma, std::move(load_a));
         }
@@ -271,11 +278,12 @@ Program compile_tiled(const ChipConfig& config, const Workload& workload) {
           Instruction store{DmaOp{d}, layer, {}, {}};
           emit.wait_all(store, c.full[qc]);
           emit.signal(store, c.free[qc]);
-          emit.signal(store, layer_done);
+          emit.signal(store, stores_done);
           emit.push(EngineKind::dma, out_dma, std::move(store));
         }
       }
     }
+    input = produced;
     for_vectors_after(workload, ++gemms_done, emit_vector);
   }
   return program;

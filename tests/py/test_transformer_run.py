@@ -54,3 +54,13 @@ def test_bad_shapes_are_rejected(systolic_bin, tmp_path, args, needle):
     assert proc.returncode == 2
     assert needle in proc.stderr
     assert not (tmp_path / "o" / "report.json").exists()
+
+
+def test_vector_work_overlaps_the_mxus_where_dependencies_allow(systolic_bin, tmp_path):
+    # Per-head softmax on the VPU needs only its own head's scores, so it runs while the MXUs
+    # compute the next heads: the run is shorter than MXU time plus VPU time, and never
+    # shorter than either.
+    r = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", outdir=tmp_path / "o")
+    engines = {e["name"]: e for e in r["engines"]}
+    mxu, vpu = engines["mxu0"]["busy_cycles"], engines["vpu0"]["busy_cycles"]
+    assert max(mxu, vpu) <= r["totals"]["cycles"] < mxu + vpu

@@ -192,8 +192,8 @@ def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_
         assert value_at(sig[f"{prefix}pe_00_00.activation"], start + R) == a[0, 0]
     busy = sig[prefix + "busy"][2]
     assert busy[0] == (0, 1) and busy[-1] == (42, 0)
-    step_done = sig["SystemC.chip.semaphores.step_done"][2]
-    assert step_done[-1] == (42, 2)
+    mxu_done = sig["SystemC.chip.semaphores.mxu_done"][2]
+    assert mxu_done[-1] == (42, 2)
     # GTKWave's own reader takes it (vcd2fst ships with the gtkwave package).
     if shutil.which("vcd2fst"):
         conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True,

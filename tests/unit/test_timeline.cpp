@@ -60,7 +60,7 @@ TEST_CASE("a timeline has a track per engine and a slice per instruction", "[tim
     const uint64_t ts = e["ts"], dur = e["dur"];
     span = std::max(span, ts + dur);
     if (e["cat"] == "stall") {
-      CHECK(e["name"] == "wait step_done");
+      CHECK(e["name"] == "wait mxu_done");
       continue;
     }
     slices[track].push_back({ts, ts + dur});
