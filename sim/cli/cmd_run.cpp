@@ -5,15 +5,12 @@
 #include <memory>
 
 #include "sim/cli/commands.hpp"
-#include "sim/compile.hpp"
 #include "sim/config.hpp"
 #include "sim/report.hpp"
 #include "sim/error.hpp"
 #include "sim/simulate.hpp"
 #include "sim/timeline.hpp"
 #include "sim/viz/vcd_tracer.hpp"
-#include "sim/trace/trace.hpp"
-#include "sim/workload.hpp"
 
 namespace systolic::cli {
 
@@ -30,10 +27,8 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides) {
 namespace {
 struct RunOptions {
   std::string config = default_config_path();
-  std::string workload;
-  std::string trace;
+  ProgramSource source;
   std::vector<std::string> overrides;
-  WorkloadOptions shape;
   std::string outdir = "out";
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
@@ -45,13 +40,8 @@ Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
   cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  auto* w = cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML, SCALE-Sim topology CSV or transformer model YAML");
-  auto* t = cmd->add_option("-t,--trace", opts->trace, "Compiled trace (from systolic compile)");
-  w->excludes(t);
-  t->excludes(w);
+  add_program_source_options(cmd, opts->source);
   add_set_option(cmd, opts->overrides);
-  cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
-  cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
   cmd->add_option("--vcd", opts->vcd,
@@ -60,19 +50,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline,
                   "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
   return {cmd, [opts]() {
-    if (opts->workload.empty() == opts->trace.empty())
-      throw InputError("run: give a workload (-w) or a compiled trace (-t)");
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    Workload workload;
-    Program program;
-    if (!opts->trace.empty()) {
-      program = read_trace(opts->trace, config);
-      workload.name = std::filesystem::path(opts->trace).stem().string();
-      workload.path = opts->trace;
-    } else {
-      workload = load_workload(opts->workload, opts->shape);
-      program = compile(config, workload);
-    }
+    const auto [workload, program] = load_program(config, opts->source, "run");
     const SimResult result = opts->vcd.empty() ? simulate(config, program)
                                                : simulate_with_vcd(config, program, opts->vcd);
     const auto report = make_report(config, workload, program, result);

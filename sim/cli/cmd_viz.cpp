@@ -1,25 +1,20 @@
 // systolic viz: the PE-grid page of a small array (docs/watch-it-compute.md).
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 
 #include "sim/cli/commands.hpp"
-#include "sim/compile.hpp"
 #include "sim/config.hpp"
 #include "sim/error.hpp"
 #include "sim/report.hpp"
-#include "sim/trace/trace.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
-#include "sim/workload.hpp"
 
 namespace systolic::cli {
 namespace {
 struct VizOptions {
   std::string config = default_config_path();
-  std::string workload;
-  std::string trace;
+  ProgramSource source;
   std::vector<std::string> overrides;
   std::string layer;
   std::string cycles;
@@ -34,10 +29,7 @@ Command add_viz_command(CLI::App& app) {
       "viz", "Write an HTML page that plays back the PE grid cycle by cycle (exact model, arrays "
              "up to 32x32)");
   cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  auto* w = cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML or SCALE-Sim topology CSV");
-  auto* t = cmd->add_option("-t,--trace", opts->trace, "Compiled trace (from systolic compile)");
-  w->excludes(t);
-  t->excludes(w);
+  add_program_source_options(cmd, opts->source);
   add_set_option(cmd, opts->overrides);
   cmd->add_option("--layer", opts->layer, "Show only this layer's instructions");
   cmd->add_option("--cycles", opts->cycles,
@@ -45,25 +37,14 @@ Command add_viz_command(CLI::App& app) {
   cmd->add_option("--mxu", opts->mxu, "Which MXU's grid to show (default 0)");
   cmd->add_option("-o,--output", opts->output, "HTML file to write")->required();
   return {cmd, [opts]() {
-    if (opts->workload.empty() == opts->trace.empty())
-      throw InputError("viz: give a workload (-w) or a compiled trace (-t)");
     VizRequest request;
     request.layer = opts->layer;
     request.mxu = opts->mxu;
     if (!opts->cycles.empty()) parse_cycle_range(opts->cycles, request);
     // The page always shows the exact model (capture_grid_view switches to it).
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    Program program;
-    std::string name;
-    if (!opts->trace.empty()) {
-      program = read_trace(opts->trace, config);
-      name = std::filesystem::path(opts->trace).stem().string();
-    } else {
-      const Workload workload = load_workload(opts->workload);
-      program = compile(config, workload);
-      name = workload.name;
-    }
-    const GridView view = capture_grid_view(config, name, program, request);
+    const auto [workload, program] = load_program(config, opts->source, "viz");
+    const GridView view = capture_grid_view(config, workload.name, program, request);
     write_file_atomically(opts->output, grid_view_html(view));
     return 0;
   }};

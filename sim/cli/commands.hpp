@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/config.hpp"
+#include "sim/program.hpp"
+#include "sim/workload.hpp"
+
 namespace systolic::cli {
 
 using Action = std::function<int()>;
@@ -25,6 +29,23 @@ Command add_sweep_command(CLI::App& app);
 Command add_pack_command(CLI::App& app);
 Command add_compile_command(CLI::App& app);
 Command add_viz_command(CLI::App& app);
+
+// Where a program comes from: a workload (-w; --bucket/--phase for transformer models)
+// compiled for the chip, or a compiled trace (-t). Shared by run and viz.
+struct ProgramSource {
+  std::string workload;
+  std::string trace;
+  WorkloadOptions shape;
+};
+void add_program_source_options(CLI::App* cmd, ProgramSource& source);
+
+struct LoadedProgram {
+  Workload workload;  // for a trace: only its name (file stem) and path
+  Program program;
+};
+// Throws InputError "<command>: give a workload (-w) or a compiled trace (-t)" unless exactly
+// one is given, and whatever the reader or the compiler rejects.
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
 
 // `--set key=value`, repeatable; shared by every command that loads a config.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides);

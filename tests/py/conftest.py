@@ -3,12 +3,26 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"))
 SYSTOLIC = BUILD / "systolic"
+PYDIR = BUILD / "python"  # the importable `systolic` package of the build
+
+
+def require_python_module():
+    """Imports the build's `systolic` module, or skips the calling test module when it is not
+    built (call at module level)."""
+    if not (PYDIR / "systolic" / "__init__.py").exists():
+        pytest.skip(f"the systolic Python module is not built in {PYDIR} (needs pybind11-dev; "
+                    f"set SYSTOLIC_BUILD to another build dir)", allow_module_level=True)
+    if str(PYDIR) not in sys.path:
+        sys.path.insert(0, str(PYDIR))
+    import systolic
+    return systolic
 
 
 @pytest.fixture(scope="session")

@@ -138,6 +138,8 @@ def test_double_buffering_hides_the_shorter_side(systolic_bin, tmp_path, m, rate
     # With: the first load is exposed (the fill), then the slower side sets the pace, and the
     # last tile's compute (memory-bound) or nothing more (compute-bound) finishes it.
     expected = transfer + (tiles - 1) * max(transfer, compute) + compute
+    # docs/memory.md quotes this line (pytest -s -k double_buffering prints it).
+    print(f"{bound}-bound: transfer {transfer}, compute {compute}, single {single}, double {double}")
     assert double == pytest.approx(expected, rel=0.03)
     assert double < single
 

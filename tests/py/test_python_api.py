@@ -9,22 +9,14 @@ import os
 import pathlib
 import pickle
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"))
-PYDIR = BUILD / "python"
-CLI = BUILD / "systolic"
+from conftest import REPO, SYSTOLIC as CLI, require_python_module
 
-if not (PYDIR / "systolic" / "__init__.py").exists():
-    pytest.skip(f"the systolic Python module is not built in {PYDIR} (needs pybind11-dev; "
-                f"set SYSTOLIC_BUILD to another build dir)", allow_module_level=True)
-sys.path.insert(0, str(PYDIR))
-import systolic  # noqa: E402
+systolic = require_python_module()
 
 V4I = REPO / "configs" / "tpu-v4i.yaml"
 TINY = REPO / "configs" / "tiny-4x4.yaml"

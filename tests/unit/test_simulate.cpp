@@ -5,33 +5,20 @@
 #include "sim/compile.hpp"
 #include "sim/error.hpp"
 #include "sim/simulate.hpp"
+#include "tests/unit/fixtures.hpp"
 
 using namespace systolic;
 
 namespace {
 ChipConfig tiny(int64_t count, MxuModel model, Convention conv = Convention::tpu) {
-  ChipConfig c;
-  c.mxu.rows = 4;
-  c.mxu.cols = 4;
-  c.mxu.count = count;
-  c.mxu.model = model;
-  c.mxu.convention = conv;
-  c.mxu.dtype = DType::int8;
-  return c;
-}
-
-Workload gemms(std::vector<Gemm> list) {
-  Workload w;
-  w.name = "test";
-  w.gemms = std::move(list);
-  return w;
+  return testing::tiny_chip(count, model, conv);
 }
 }  // namespace
 
 TEST_CASE("one MXU runs layers back to back", "[simulate]") {
   // 4x4 tpu: L1 M=6,K=8,N=4: F=2 -> 4 + 1*max(6,4) + (6+4+4-2) = 22.
   //          L2 M=2,K=3,N=9: F=3 -> 4 + 2*max(2,4) + (2+4+4-2) = 20.
-  const auto w = gemms({{"l1", 6, 8, 4, {}, 1, "t:1"}, {"l2", 2, 3, 9, {}, 1, "t:2"}});
+  const auto w = testing::gemm_workload({{"l1", 6, 8, 4, {}, 1, "t:1"}, {"l2", 2, 3, 9, {}, 1, "t:2"}});
   for (MxuModel model : {MxuModel::fast, MxuModel::exact}) {
     const auto cfg = tiny(1, model);
     const SimResult r = simulate(cfg, compile(cfg, w));
@@ -47,7 +34,7 @@ TEST_CASE("MXUs split a layer's column folds and wait for each other between lay
   // N=10 on 4 columns: 3 column folds; mxu0 takes folds 0-1 (N=8), mxu1 fold 2 (N=2).
   // L1 M=5,K=4: mxu0 F=2 -> 4 + max(5,4) + (5+4+4-2) = 20; mxu1 F=1 -> 4 + 11 = 15.
   // L2 M=1,K=4,N=4: one fold, only mxu0 works: 4 + (1+4+4-2) = 11, starting at 20.
-  const auto w = gemms({{"l1", 5, 4, 10, {}, 1, "t:1"}, {"l2", 1, 4, 4, {}, 1, "t:2"}});
+  const auto w = testing::gemm_workload({{"l1", 5, 4, 10, {}, 1, "t:1"}, {"l2", 1, 4, 4, {}, 1, "t:2"}});
   const auto cfg = tiny(2, MxuModel::fast);
   const SimResult r = simulate(cfg, compile(cfg, w));
   CHECK(r.total_cycles == 31);
@@ -75,13 +62,13 @@ TEST_CASE("a semaphore nobody signals is reported as a deadlock", "[simulate]") 
 }
 
 TEST_CASE("a program for more MXUs than the chip has is rejected", "[simulate]") {
-  const auto w = gemms({{"l1", 4, 4, 16, {}, 1, "t:1"}});
+  const auto w = testing::gemm_workload({{"l1", 4, 4, 16, {}, 1, "t:1"}});
   const Program p = compile(tiny(4, MxuModel::fast), w);
   CHECK_THROWS_WITH(simulate(tiny(2, MxuModel::fast), p), Catch::Contains("mxu.count = 2"));
 }
 
 TEST_CASE("many simulations in one process give the same answers", "[simulate]") {
-  const auto w = gemms({{"l1", 7, 9, 5, {}, 3, "t:1"}});
+  const auto w = testing::gemm_workload({{"l1", 7, 9, 5, {}, 3, "t:1"}});
   const auto a = tiny(1, MxuModel::fast), b = tiny(1, MxuModel::fast, Convention::scalesim);
   const uint64_t first_a = simulate(a, compile(a, w)).total_cycles;
   const uint64_t first_b = simulate(b, compile(b, w)).total_cycles;
@@ -94,7 +81,7 @@ TEST_CASE("many simulations in one process give the same answers", "[simulate]")
 }
 
 TEST_CASE("a layer whose cycles overflow 64 bits is rejected with its source", "[simulate]") {
-  const auto w = gemms({{"huge", int64_t(1) << 40, int64_t(1) << 30, int64_t(1) << 30, {}, 1, "w.yaml:7"}});
+  const auto w = testing::gemm_workload({{"huge", int64_t(1) << 40, int64_t(1) << 30, int64_t(1) << 30, {}, 1, "w.yaml:7"}});
   CHECK_THROWS_WITH(compile(tiny(1, MxuModel::fast), w),
                     Catch::Contains("w.yaml:7: layer 'huge'") && Catch::Contains("overflows"));
 }

@@ -8,28 +8,13 @@
 #include "sim/compile.hpp"
 #include "sim/simulate.hpp"
 #include "sim/timeline.hpp"
+#include "tests/unit/fixtures.hpp"
 
 using namespace systolic;
 
 namespace {
 
-ChipConfig tiny(int64_t count) {
-  ChipConfig c;
-  c.name = "tiny";
-  c.mxu.rows = 4;
-  c.mxu.cols = 4;
-  c.mxu.count = count;
-  c.mxu.model = MxuModel::fast;
-  c.mxu.dtype = DType::int8;
-  return c;
-}
-
-Workload gemms(std::vector<Gemm> list) {
-  Workload w;
-  w.name = "test";
-  w.gemms = std::move(list);
-  return w;
-}
+ChipConfig tiny(int64_t count) { return testing::tiny_chip(count, MxuModel::fast); }
 
 }  // namespace
 
@@ -37,7 +22,7 @@ TEST_CASE("a timeline has a track per engine and a slice per instruction", "[tim
   // mxu0: l1 folds 0-1 (20 cycles), mxu1: l1 fold 2 (15 cycles); l2 on mxu0 only, at 20.
   const auto cfg = tiny(2);
   const Program program =
-      compile(cfg, gemms({{"l1", 5, 4, 10, {}, 1, "t:1"}, {"l2", 1, 4, 4, {}, 1, "t:2"}}));
+      compile(cfg, testing::gemm_workload({{"l1", 5, 4, 10, {}, 1, "t:1"}, {"l2", 1, 4, 4, {}, 1, "t:2"}}));
   const SimResult result = simulate(cfg, program);
   REQUIRE(result.total_cycles == 31);
   const auto tl = make_timeline(cfg, program, result, {{"test counter", {{0, 1.0}, {10, 2.5}}}});
@@ -83,7 +68,7 @@ TEST_CASE("a timeline has a track per engine and a slice per instruction", "[tim
 TEST_CASE("a stalled instruction gets a stall slice and an arrow from its releaser", "[timeline]") {
   // Three layers on 2 MXUs: l2 runs on both; mxu1 finishes l1 early and waits for mxu0.
   const auto cfg = tiny(2);
-  const Program program = compile(cfg, gemms({{"l1", 5, 4, 10, {}, 1, "t:1"},
+  const Program program = compile(cfg, testing::gemm_workload({{"l1", 5, 4, 10, {}, 1, "t:1"},
                                               {"l2", 5, 4, 8, {}, 1, "t:2"}}));
   const SimResult result = simulate(cfg, program);
   const auto tl = make_timeline(cfg, program, result);

@@ -15,6 +15,7 @@
 #include "sim/simulate.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
+#include "tests/unit/fixtures.hpp"
 
 using namespace systolic;
 
@@ -30,22 +31,7 @@ struct AllCycles : GridObserver {
 };
 
 ChipConfig tiny(int64_t count = 1, int64_t side = 4) {
-  ChipConfig c;
-  c.name = "tiny";
-  c.mxu.rows = side;
-  c.mxu.cols = side;
-  c.mxu.count = count;
-  c.mxu.model = MxuModel::exact;
-  c.mxu.convention = Convention::tpu;
-  c.mxu.dtype = DType::int8;
-  return c;
-}
-
-Workload gemms(std::vector<Gemm> list) {
-  Workload w;
-  w.name = "test";
-  w.gemms = std::move(list);
-  return w;
+  return testing::tiny_chip(count, MxuModel::exact, Convention::tpu, side);
 }
 
 std::vector<uint8_t> unbase64(const std::string& s) {
@@ -113,7 +99,7 @@ TEST_CASE("the recorder keeps the exact model's states for the cycles of its win
 
 TEST_CASE("a capture through simulate() is what the MXU's grid computed", "[viz]") {
   const auto cfg = tiny();
-  const auto w = gemms({{"worked", 6, 8, 4, {}, 1, "t:1"}, {"ragged", 5, 6, 3, {}, 1, "t:2"}});
+  const auto w = testing::gemm_workload({{"worked", 6, 8, 4, {}, 1, "t:1"}, {"ragged", 5, 6, 3, {}, 1, "t:2"}});
   const Program program = compile(cfg, w);
   const GridView view = capture_grid_view(cfg, "test", program, {});
   CHECK(view.first == 0);
@@ -163,7 +149,7 @@ TEST_CASE("a capture through simulate() is what the MXU's grid computed", "[viz]
 TEST_CASE("viz follows the chosen MXU", "[viz]") {
   // N = 10 on 4 columns: mxu0 takes column folds 0-1, mxu1 fold 2 (N = 2 from n_offset 8).
   const auto cfg = tiny(2);
-  const Program program = compile(cfg, gemms({{"l1", 5, 4, 10, {}, 1, "t:1"}}));
+  const Program program = compile(cfg, testing::gemm_workload({{"l1", 5, 4, 10, {}, 1, "t:1"}}));
   VizRequest q;
   q.mxu = 1;
   const GridView v = capture_grid_view(cfg, "test", program, q);
@@ -177,14 +163,14 @@ TEST_CASE("viz follows the chosen MXU", "[viz]") {
 }
 
 TEST_CASE("viz refuses what would not make a useful page", "[viz]") {
-  const auto w = gemms({{"big", 64, 64, 64, {}, 1, "t:1"}});
+  const auto w = testing::gemm_workload({{"big", 64, 64, 64, {}, 1, "t:1"}});
   {
     const auto cfg = tiny(1, 64);
     CHECK_THROWS_WITH(capture_grid_view(cfg, "t", compile(cfg, w), {}),
                       Catch::Contains("up to 32x32") && Catch::Contains("64x64"));
   }
   const auto cfg = tiny(1, 32);
-  const Program program = compile(cfg, gemms({{"big", 2048, 64, 64, {}, 1, "t:1"}}));
+  const Program program = compile(cfg, testing::gemm_workload({{"big", 2048, 64, 64, {}, 1, "t:1"}}));
   CHECK_THROWS_WITH(capture_grid_view(cfg, "t", program, {}),
                     Catch::Contains("--cycles 0:512"));
   VizRequest q;
@@ -216,7 +202,7 @@ TEST_CASE("cycle ranges (--cycles) parse like a Python slice", "[viz]") {
 
 TEST_CASE("the page is self-contained and carries the recorded values", "[viz]") {
   const auto cfg = tiny();
-  const auto w = gemms({{"worked</script>", 6, 8, 4, {}, 1, "t:1"}});
+  const auto w = testing::gemm_workload({{"worked</script>", 6, 8, 4, {}, 1, "t:1"}});
   const GridView view = capture_grid_view(cfg, "test", compile(cfg, w), {});
   const std::string page = grid_view_html(view);
   CHECK(page.find("@@SYSTOLIC_DATA@@") == std::string::npos);
@@ -248,7 +234,7 @@ TEST_CASE("the page is self-contained and carries the recorded values", "[viz]")
 TEST_CASE("the page marks padded rows and columns", "[viz]") {
   const auto cfg = tiny();
   const GridView view =
-      capture_grid_view(cfg, "test", compile(cfg, gemms({{"ragged", 5, 6, 3, {}, 1, "t:1"}})), {});
+      capture_grid_view(cfg, "test", compile(cfg, testing::gemm_workload({{"ragged", 5, 6, 3, {}, 1, "t:1"}})), {});
   const auto data = grid_view_data(view);
   const auto flags = unbase64(data["pe"]["flags"]["data"].get<std::string>());
   const GridRecording& r = view.recording;
