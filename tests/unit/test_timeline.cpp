@@ -110,3 +110,174 @@ TEST_CASE("operations describe themselves", "[timeline]") {
   CHECK(d["dst"] == "sram0");
   CHECK(d["bytes"] == 1024);
 }
+
+namespace {
+
+// The value a counter series holds at `cycle` (each point holds until the next).
+uint64_t occupancy_at(const SramOccupancy& o, uint64_t cycle) {
+  uint64_t v = 0;
+  for (const auto& [c, bytes] : o.points)
+    if (c <= cycle) v = bytes;
+  return v;
+}
+
+const InstrRecord& record(const SimResult& r, const std::string& engine, size_t i) {
+  for (const auto& e : r.engines)
+    if (e.name == engine) return e.records.at(i);
+  FAIL("no engine " << engine);
+  throw;
+}
+
+ChipConfig tiny_memory() {
+  auto cfg = testing::tiny_chip(1, MxuModel::fast);
+  cfg.memory.ideal = false;
+  cfg.sram.vmem.capacity_bytes = 64 << 10;
+  cfg.sram.weights.capacity_bytes = 1 << 10;
+  cfg.sram.accumulators.capacity_bytes = 4 << 10;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("SRAM occupancy of a hand-made program, by the rule of docs/timelines.md", "[timeline][sram]") {
+  // dma0 loads A (8x8 int8) in two K slices of 8x4 (32 B each) into vmem, both signalling
+  // a_full; dma1 loads a 4x4 int8 weight tile (16 B) into weights. mxu0: mm0 reads slice 0 (waits
+  // a_full >= 1), mm1 slice 1 (a_full >= 2); both read the weights (w_full >= 1) and
+  // accumulate into one 8x4 output tile (8 x 4 x 4 B = 128 B of int32 accumulators), which
+  // dma1 drains to HBM once mm1 signals acc_full.
+  const auto cfg = tiny_memory();
+  Program p;
+  p.layers.push_back({"l", 8, 8, 4, DType::int8, 1, 8 * 8 * 4, "t:1", "matmul"});
+  p.semaphores = {"a_full", "w_full", "acc_full"};
+  p.buffers = {{"act", kVmem, 0, 64}, {"wgt", kWeights, 0, 16}, {"acc", kAccumulators, 0, 128}};
+  const auto dma = [](DmaDescriptor d, std::vector<SemWait> waits, std::vector<int> signals) {
+    return Instruction{DmaOp{d}, 0, std::move(waits), std::move(signals)};
+  };
+  Stream dma0{{EngineKind::dma, 0}, {}}, dma1{{EngineKind::dma, 1}, {}}, mxu0{{EngineKind::mxu, 0}, {}};
+  dma0.instructions.push_back(dma(DmaDescriptor::linear(DmaEndpoint::hbm(0), DmaEndpoint::sram(kVmem, 0), 32), {}, {0}));
+  dma0.instructions.push_back(dma(DmaDescriptor::linear(DmaEndpoint::hbm(4096), DmaEndpoint::sram(kVmem, 32), 32), {}, {0}));
+  dma1.instructions.push_back(dma(DmaDescriptor::linear(DmaEndpoint::hbm(8192), DmaEndpoint::sram(kWeights, 0), 16), {}, {1}));
+  DmaDescriptor store;  // 8 rows of 4 int8 results, out of 32-bit accumulators
+  store.element_bytes = 1;
+  store.shape = {4, 8, 1};
+  store.src = DmaEndpoint::sram(kAccumulators, 0, {1, 4, 0});
+  store.dst = DmaEndpoint::hbm(12288, {1, 4, 0});
+  dma1.instructions.push_back(dma(store, {{2, 1}}, {}));
+  mxu0.instructions.push_back({MatmulOp{8, 4, 4, 0, DType::int8}, 0, {{0, 1}, {1, 1}}, {}});
+  mxu0.instructions.push_back({MatmulOp{8, 4, 4, 0, DType::int8}, 0, {{0, 2}, {1, 1}}, {2}});
+  p.streams = {mxu0, dma0, dma1};
+
+  const SimResult r = simulate(cfg, p);
+  const InstrRecord &a0 = record(r, "dma0", 0), &a1 = record(r, "dma0", 1), &w = record(r, "dma1", 0),
+                    &st = record(r, "dma1", 1), &mm0 = record(r, "mxu0", 0), &mm1 = record(r, "mxu0", 1);
+  REQUIRE(mm0.end <= mm1.start);
+  REQUIRE(a1.end <= mm1.start);
+
+  const auto occ = sram_occupancy(cfg, p, r);
+  REQUIRE(occ.size() == 3);
+  const SramOccupancy &vmem = occ[0], &wgt = occ[1], &acc = occ[2];
+  CHECK(vmem.scratchpad == "vmem");
+  CHECK(acc.scratchpad == "accumulators");
+  CHECK(acc.capacity_bytes == 4096);
+  // Slice 0 from its load's end until mm0 (its only consumer) ends; slice 1 until mm1 ends.
+  CHECK(occupancy_at(vmem, a0.end - 1) == 0);
+  CHECK(occupancy_at(vmem, a0.end) == 32);
+  CHECK(occupancy_at(vmem, std::max(a1.end, mm0.start)) == (a1.end < mm0.end ? 64 : 32));
+  CHECK(occupancy_at(vmem, mm1.start) == 32);  // slice 0 released when mm0 ended
+  CHECK(occupancy_at(vmem, mm1.end) == 0);
+  // The weights: both matmuls wait for w_full >= 1, so until mm1 ends.
+  CHECK(occupancy_at(wgt, w.end) == 16);
+  CHECK(occupancy_at(wgt, mm1.end - 1) == 16);
+  CHECK(occupancy_at(wgt, mm1.end) == 0);
+  // The output tile: 32 elements x 4 B, from mm0's start (the first matmul of the group that
+  // ends with mm1's acc_full signal) until the store completes.
+  CHECK(occupancy_at(acc, mm0.start - 1) == 0);
+  CHECK(occupancy_at(acc, mm0.start) == 128);
+  CHECK(occupancy_at(acc, st.end - 1) == 128);
+  CHECK(occupancy_at(acc, st.end) == 0);
+  for (const auto& o : occ) {
+    CHECK(o.points.front() == std::make_pair<uint64_t, uint64_t>(0, 0));
+    CHECK(o.points.back().second == 0);
+  }
+
+  // In the timeline: one counter per scratchpad, with the same points, and each DMA slice
+  // names the buffer it fills or drains.
+  const auto tl = make_timeline(cfg, p, r);
+  std::map<std::string, std::vector<std::pair<uint64_t, double>>> counters;
+  std::set<std::string> buffers;
+  for (const auto& e : tl["traceEvents"]) {
+    if (e["ph"] == "C") counters[e["name"]].push_back({e["ts"], e["args"]["value"]});
+    if (e["ph"] == "X" && e["cat"] == "dma") buffers.insert(e["args"]["buffer"].get<std::string>());
+  }
+  REQUIRE(counters.count("sram vmem (bytes)"));
+  REQUIRE(counters.count("sram weights (bytes)"));
+  REQUIRE(counters.count("sram accumulators (bytes)"));
+  CHECK(counters["sram accumulators (bytes)"].size() == acc.points.size());
+  CHECK(tl["otherData"]["sram_capacity_bytes"]["weights"] == 1024);
+  CHECK(buffers == std::set<std::string>{"act", "wgt", "acc"});
+}
+
+TEST_CASE("SRAM occupancy of compiled programs: within capacity, inside the buffers, 0 at the end",
+          "[timeline][sram]") {
+  auto cfg = tiny_memory();
+  const auto [count, double_buffer] = GENERATE(table<int64_t, bool>({{1, true}, {2, true}, {1, false}, {2, false}}));
+  cfg.mxu.count = count;
+  cfg.dma.double_buffer = double_buffer;
+  // Tiles in K, N and M; one layer a single column fold wide (split over the MXUs in K); repeats.
+  const Program p = compile(cfg, testing::gemm_workload({{"a", 40, 24, 20, {}, 1, "t:1"},
+                                                         {"b", 9, 40, 4, {}, 2, "t:2"},
+                                                         {"c", 300, 8, 12, {}, 1, "t:3"}}));
+  const SimResult r = simulate(cfg, p);
+  const auto occ = sram_occupancy(cfg, p, r);
+  REQUIRE(occ.size() == 3);
+  for (const auto& o : occ) {
+    INFO(o.scratchpad);
+    REQUIRE(o.points.size() > 2);
+    CHECK(o.points.front() == std::make_pair<uint64_t, uint64_t>(0, 0));
+    CHECK(o.points.back().second == 0);
+    CHECK(o.points.back().first <= r.total_cycles);
+    uint64_t peak = 0;
+    for (size_t i = 0; i < o.points.size(); ++i) {
+      if (i > 0) CHECK(o.points[i].first > o.points[i - 1].first);
+      peak = std::max(peak, o.points[i].second);
+    }
+    CHECK(peak > 0);
+    CHECK(peak <= o.capacity_bytes);
+  }
+  // Every resident piece lies inside one of the program's (ping/pong) buffers.
+  for (const auto& piece : sram_residency(p, r))
+    for (const auto& [begin, end] : piece.ranges) {
+      bool inside = false;
+      for (const Buffer& b : p.buffers)
+        inside = inside || (b.space == piece.scratchpad && begin >= b.offset && end <= b.offset + b.bytes);
+      CHECK(inside);
+    }
+  // What a matmul reads and writes is resident while it runs: its activation slice in vmem,
+  // its weight tile, its output tile in the accumulators.
+  for (const auto& e : r.engines) {
+    if (e.id.kind != EngineKind::mxu) continue;
+    const Stream* stream = nullptr;
+    for (const auto& s : p.streams)
+      if (s.engine == e.id) stream = &s;
+    for (const auto& rec : e.records) {
+      const auto& op = std::get<MatmulOp>(stream->instructions[static_cast<size_t>(rec.index)].op);
+      const uint64_t m = op.m, k = op.k, n = op.n;
+      for (uint64_t t : {rec.start, rec.end - 1}) {
+        CHECK(occupancy_at(occ[0], t) >= m * k);
+        CHECK(occupancy_at(occ[1], t) >= k * n);
+        CHECK(occupancy_at(occ[2], t) >= m * n * 4);
+      }
+    }
+  }
+}
+
+TEST_CASE("with memory.ideal there is no DMA and no SRAM counter", "[timeline][sram]") {
+  const auto cfg = tiny(1);
+  const Program p = compile(cfg, testing::gemm_workload({{"a", 5, 4, 10, {}, 1, "t:1"}}));
+  const SimResult r = simulate(cfg, p);
+  CHECK(sram_occupancy(cfg, p, r).empty());
+  const auto tl = make_timeline(cfg, p, r);
+  for (const auto& e : tl["traceEvents"])
+    if (e["ph"] == "C") CHECK(e["name"].get<std::string>().rfind("sram", 0) == std::string::npos);
+  CHECK(!tl["otherData"].contains("sram_capacity_bytes"));
+}
