@@ -30,6 +30,10 @@ void GridRecorder::on_cycle(uint64_t cycle, const std::vector<PeState>& pes) {
     rec_.psum.push_back(p.psum);
     rec_.fold.push_back(p.fold);
     rec_.active.push_back(p.active ? 1 : 0);
+    rec_.row.push_back(p.row);
+    const bool pad = p.row >= 0 && static_cast<size_t>(p.row) < pad_rows_.size() &&
+                     pad_rows_[static_cast<size_t>(p.row)] != 0;
+    rec_.pad_token.push_back(pad ? 1 : 0);
   }
 }
 

@@ -5,6 +5,7 @@
 // falls in absolute time (set_origin) and which absolute cycles to keep (the window).
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "models/mxu/pe_grid.hpp"
@@ -23,6 +24,8 @@ struct GridRecording {
   std::vector<double> psum;       // PeState::psum
   std::vector<int32_t> fold;      // PeState::fold (-1: bubble)
   std::vector<uint8_t> active;    // PeState::active
+  std::vector<int64_t> row;       // PeState::row: the row m of A passing through (-1: none)
+  std::vector<uint8_t> pad_token; // 1: that row is a pad token of the run (set_origin's pad_rows)
 
   size_t frames() const { return cycle.size(); }
   size_t pes() const { return static_cast<size_t>(shape.rows * shape.cols); }
@@ -37,10 +40,13 @@ class GridRecorder : public GridObserver {
   explicit GridRecorder(ArrayShape shape, uint64_t first = 0,
                         uint64_t last = std::numeric_limits<uint64_t>::max());
 
-  // The next run's cycle 0 is absolute cycle `base`; its frames carry `tag`.
-  void set_origin(uint64_t base, int tag) {
+  // The next run's cycle 0 is absolute cycle `base`; its frames carry `tag`. pad_rows[m] != 0
+  // marks row m of the run's A as a pad token (rows past its end are not): every PE that row
+  // passes through is flagged in `pad_token`.
+  void set_origin(uint64_t base, int tag, std::vector<uint8_t> pad_rows = {}) {
     base_ = base;
     tag_ = tag;
+    pad_rows_ = std::move(pad_rows);
   }
 
   void on_cycle(uint64_t cycle, const std::vector<PeState>& pes) override;
@@ -53,6 +59,7 @@ class GridRecorder : public GridObserver {
   uint64_t first_, last_;
   uint64_t base_ = 0;
   int tag_ = 0;
+  std::vector<uint8_t> pad_rows_;
 };
 
 }  // namespace systolic

@@ -25,7 +25,7 @@
 //  4. Output: the bottom row's active columns leave the array; (m, c) with c < N_f is added to
 //     acc[m][n0 + c]. A fold has drained once all M x C of its outputs (padded columns too, as
 //     they occupy the drain) have left; the run ends when the last fold has drained.
-//  5. Observer (if any) gets every PE's state.
+//  5. Observer (if any) gets every PE's state (values, fold, and the row m of A passing through).
 //
 // Numerics: int8 operands are sign-extended to uint32 and everything is computed modulo 2^32
 // (== int32 two's-complement wrap, without signed-overflow UB). Float operands are multiplied
@@ -287,10 +287,12 @@ class Engine {
         p.activation = 0;
         p.active = false;
         p.fold = -1;
+        p.row = -1;
         if (g >= first_live_ && d - fold(g).stream < M_) {
           const FoldState& fs = fold(g);
           const int64_t m = d - fs.stream;
           p.fold = static_cast<int>(g);
+          p.row = m;
           p.activation = T::to_double(act_[(fs.k0 + r) * act_pitch_ + (M_ - 1 - m)]);
           p.active = r < fs.kf && c < fs.nf;
         }

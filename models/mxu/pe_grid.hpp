@@ -47,6 +47,7 @@ struct PeState {
   double psum = 0;        // partial sum leaving this PE downwards
   bool active = false;    // a real (m, fold) pair was processed this cycle
   int fold = -1;          // fold whose data is in this PE, -1 when empty
+  int64_t row = -1;       // m: the row of A whose activation is in this PE, -1 when empty
 };
 
 // Optional per-cycle callback; only small arrays should use it (it costs R*C per cycle).

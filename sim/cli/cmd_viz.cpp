@@ -7,8 +7,10 @@
 #include "sim/config.hpp"
 #include "sim/error.hpp"
 #include "sim/report.hpp"
+#include "sim/transformer/lower.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
+#include "sim/viz/pad_tokens.hpp"
 
 namespace systolic::cli {
 namespace {
@@ -20,6 +22,11 @@ struct VizOptions {
   std::string cycles;
   int mxu = 0;
   std::string output;
+  // Pad tokens: the same number at the end of every lane, or a packed instance of a log.
+  int64_t pad_tokens = 0;
+  std::string requests, buckets, policy = "first-fit-decreasing";
+  int64_t instance = 0;
+  double window_ms = 0;
 };
 }  // namespace
 
@@ -36,14 +43,50 @@ Command add_viz_command(CLI::App& app) {
                   "Show run cycles A to B-1 (A:B; A: and :B leave one end open)");
   cmd->add_option("--mxu", opts->mxu, "Which MXU's grid to show (default 0)");
   cmd->add_option("-o,--output", opts->output, "HTML file to write")->required();
-  return {cmd, [opts]() {
+  auto* pad = cmd->add_option("--pad-tokens", opts->pad_tokens,
+                              "Prefill of a model (-w MODEL --bucket BxS): the last N positions of every "
+                              "lane are pad tokens, drawn in their own colour");
+  auto* req = cmd->add_option("--requests", opts->requests,
+                              "Show a real packed instance: pack this request log (as systolic pack does) "
+                              "and run the model (-w) at the shape of prefill instance --instance");
+  auto* bkt = cmd->add_option("--buckets", opts->buckets, "Bucket-set YAML for --requests");
+  cmd->add_option("--instance", opts->instance, "Which prefill instance of --requests (0-based, default 0)")
+      ->needs(req);
+  cmd->add_option("--policy", opts->policy, "Packer for --requests (default first-fit-decreasing)")->needs(req);
+  cmd->add_option("--window", opts->window_ms, "Arrival window in ms for --requests (default 0)")->needs(req);
+  req->needs(bkt);
+  bkt->needs(req);
+  req->excludes(pad);
+  pad->excludes(req);
+  return {cmd, [opts, pad]() {
     VizRequest request;
     request.layer = opts->layer;
     request.mxu = opts->mxu;
     if (!opts->cycles.empty()) parse_cycle_range(opts->cycles, request);
     // The page always shows the exact model (capture_grid_view switches to it).
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    const auto [workload, program] = load_program(config, opts->source, "viz");
+    ProgramSource source = opts->source;
+    if (!opts->requests.empty()) {
+      request.pad_tokens = packed_instance(opts->requests, opts->buckets, opts->instance, opts->policy,
+                                           opts->window_ms);
+      const auto& b = request.pad_tokens->bucket;
+      const std::string shape = fmt::format("{}x{}", b.batch, b.length);
+      if (!source.shape.bucket.empty() && source.shape.bucket != shape)
+        throw InputError(fmt::format("viz: --bucket {} differs from the shape of the packed instance, {}; "
+                                     "leave --bucket out with --requests",
+                                     source.shape.bucket, shape));
+      source.shape.bucket = shape;
+    }
+    if (request.pad_tokens || pad->count() > 0) {
+      if (source.workload.empty() || source.shape.bucket.empty())
+        throw InputError("viz: pad tokens need a transformer model and its bucket: -w MODEL --bucket BxS");
+      if (source.shape.phase != "prefill")
+        throw InputError(fmt::format("viz: pad tokens are shown for --phase prefill, not {}", source.shape.phase));
+    }
+    if (pad->count() > 0)
+      request.pad_tokens =
+          uniform_pad_tokens(transformer::parse_bucket(source.shape.bucket, "--bucket"), opts->pad_tokens);
+    const auto [workload, program] = load_program(config, source, "viz");
     const GridView view = capture_grid_view(config, workload.name, program, request);
     write_file_atomically(opts->output, grid_view_html(view));
     return 0;

@@ -21,16 +21,22 @@ namespace {
 // uninterrupted series of calls from one engine.
 class GridCapture : public GridObserver {
  public:
-  GridCapture(std::string engine, ArrayShape shape, uint64_t first, uint64_t last)
-      : engine_(std::move(engine)), recorder_(shape, first, last) {}
+  // pad_rows: per instruction of the engine's stream, the pad-token rows of its A.
+  GridCapture(std::string engine, ArrayShape shape, uint64_t first, uint64_t last,
+              std::map<int, std::vector<uint8_t>> pad_rows)
+      : engine_(std::move(engine)), recorder_(shape, first, last), pad_rows_(std::move(pad_rows)) {}
 
   void on_cycle(uint64_t cycle, const std::vector<PeState>& pes) override {
     if (cycle == 0) {
       const auto* e = dynamic_cast<const Engine*>(
           sc_core::sc_get_current_process_handle().get_parent_object());
       following_ = e && e->basename() == engine_;
-      if (following_)
-        recorder_.set_origin(now_cycles(), static_cast<int>(e->records().size()));
+      if (following_) {
+        const int index = static_cast<int>(e->records().size());
+        const auto it = pad_rows_.find(index);
+        recorder_.set_origin(now_cycles(), index,
+                             it == pad_rows_.end() ? std::vector<uint8_t>{} : it->second);
+      }
     }
     if (following_) recorder_.on_cycle(cycle, pes);
   }
@@ -40,6 +46,7 @@ class GridCapture : public GridObserver {
  private:
   std::string engine_;
   GridRecorder recorder_;
+  std::map<int, std::vector<uint8_t>> pad_rows_;
   bool following_ = false;
 };
 
@@ -127,10 +134,46 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
         "size); pick a range with --cycles, e.g. --cycles {}:{}",
         last - first, shape.rows, shape.cols, max_cycles, first, first + max_cycles));
 
+  // Which instance of its layer each instruction of the stream is, and, with pad tokens, the
+  // pad rows of those in the window.
+  const Stream* stream = nullptr;
+  for (const auto& s : program.streams)
+    if (s.engine == EngineId{EngineKind::mxu, request.mxu}) stream = &s;
+  std::vector<int64_t> instance;
+  {
+    std::map<int, int64_t> seen;
+    if (stream)
+      for (const auto& instr : stream->instructions) instance.push_back(seen[instr.layer]++);
+  }
+  std::map<int, std::vector<uint8_t>> pad_rows;
+  if (request.pad_tokens) {
+    for (const auto& s : program.streams)
+      for (const auto& instr : s.instructions)
+        if (std::holds_alternative<DmaOp>(instr.op))
+          throw InputError(
+              "viz: pad tokens are shown with memory.ideal = true only: with tiles moved by DMA "
+              "(memory.ideal = false) a matmul does not say which rows of its layer it holds");
+    bool any = false;
+    for (const auto& layer : program.layers)
+      any = any || !pad_token_rows(*request.pad_tokens, layer, 0).empty();
+    const packing::Shape b = request.pad_tokens->bucket;
+    if (!any)
+      throw InputError(fmt::format(
+          "viz: no layer of the program has the tokens of the bucket {}x{} as its rows (M = {}): pad "
+          "tokens need a transformer model in prefill at that bucket (-w MODEL --bucket {}x{})",
+          b.batch, b.length, b.batch * b.length, b.batch, b.length));
+    for (const auto& rec : mxu->records)
+      if (rec.end > first && rec.start < last && rec.layer >= 0) {
+        const LayerInfo& layer = program.layers.at(static_cast<size_t>(rec.layer));
+        auto rows = pad_token_rows(*request.pad_tokens, layer, instance.at(static_cast<size_t>(rec.index)));
+        if (!rows.empty()) pad_rows.emplace(rec.index, std::move(rows));
+      }
+  }
+
   // Pass 2 (exact model): record the grid.
   ChipConfig exact = config;
   exact.mxu.model = MxuModel::exact;
-  GridCapture capture(engine, shape, first, last);
+  GridCapture capture(engine, shape, first, last, pad_rows);
   const SimResult run = simulate(exact, program, &capture);
 
   GridView view;
@@ -146,13 +189,11 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
   view.last = last;
   view.total_cycles = run.total_cycles;
   view.recording = capture.take();
+  view.pad_tokens = request.pad_tokens;
 
   const EngineResult* ran = nullptr;
   for (const auto& e : run.engines)
     if (e.name == engine) ran = &e;
-  const Stream* stream = nullptr;
-  for (const auto& s : program.streams)
-    if (s.engine == EngineId{EngineKind::mxu, request.mxu}) stream = &s;
   std::map<int, int> slot;  // stream index -> view.instructions index
   for (int& tag : view.recording.tag) {
     auto it = slot.find(tag);
@@ -167,6 +208,8 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
       gi.folds = fold_count(shape, {gi.op.m, gi.op.k, gi.op.n});
       gi.start = rec.start;
       gi.end = rec.end;
+      gi.instance = instance.at(static_cast<size_t>(tag));
+      if (const auto pr = pad_rows.find(tag); pr != pad_rows.end()) gi.pad_rows = pr->second;
       it = slot.emplace(tag, static_cast<int>(view.instructions.size())).first;
       view.instructions.push_back(std::move(gi));
     }

@@ -17,6 +17,7 @@
 #include "sim/config.hpp"
 #include "sim/program.hpp"
 #include "sim/simulate.hpp"
+#include "sim/viz/pad_tokens.hpp"
 
 namespace systolic {
 
@@ -25,6 +26,10 @@ struct VizRequest {
   std::optional<uint64_t> first;  // --cycles A:B, half-open [A, B)
   std::optional<uint64_t> last;
   int mxu = 0;                    // which MXU's grid
+  // Pad tokens of the prefill bucket instance the program runs (sim/viz/pad_tokens.hpp): the
+  // rows of A that are padding are flagged as they pass through the grid. Needs memory.ideal
+  // (one matmul per layer instance and MXU, holding all its rows).
+  std::optional<PadTokens> pad_tokens;
 };
 
 // Parses "A:B", "A:" or ":B" (half-open, like a Python slice). Throws InputError.
@@ -38,6 +43,8 @@ struct GridViewInstruction {
   MatmulOp op;
   Folds folds;
   uint64_t start = 0, end = 0;  // run cycles: [start, end)
+  int64_t instance = 0;         // which instance of its layer (its matmuls on this MXU, in order)
+  std::vector<uint8_t> pad_rows;  // with pad tokens: per row of A, 1 for a pad token
 };
 
 struct GridView {
@@ -53,13 +60,15 @@ struct GridView {
   uint64_t total_cycles = 0;      // the whole run
   std::vector<GridViewInstruction> instructions;
   GridRecording recording;        // frames' tags index `instructions`
+  std::optional<PadTokens> pad_tokens;
 };
 
 constexpr int64_t kVizMaxSide = 32;               // largest array the page shows: 32 x 32
 constexpr uint64_t kVizMaxPeCycles = 1ull << 19;  // window cycles x PEs (keeps pages < ~10 MB)
 
 // Throws InputError for arrays over kVizMaxSide, an unknown layer or MXU, an empty window or
-// one over kVizMaxPeCycles (with a --cycles hint).
+// one over kVizMaxPeCycles (with a --cycles hint), and pad tokens for a program with DMA
+// (memory.ideal = false) or with no layer whose rows are the bucket's tokens.
 GridView capture_grid_view(const ChipConfig& config, const std::string& workload_name,
                            const Program& program, const VizRequest& request);
 

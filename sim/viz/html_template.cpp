@@ -90,6 +90,7 @@ select { font: inherit; }
       <dt>folds in the array</dt><dd id="folds"></dd>
       <dt>useful MACs now</dt><dd id="now"></dd>
       <dt>utilization so far</dt><dd id="util"></dd>
+      <dt class="tok" hidden>pad tokens</dt><dd class="tok" id="pads" hidden></dd>
     </dl>
     <div id="story"></div>
     <div id="legend"></div>
@@ -135,7 +136,7 @@ select { font: inherit; }
   }
   const F = {
     offset: decode(D.frames.offset), instruction: decode(D.frames.instruction),
-    useful: decode(D.frames.useful),
+    useful: decode(D.frames.useful), pad: decode(D.frames.pad),
   };
   const V = {};
   for (const k of ["weight", "shadow", "activation", "psum", "fold", "flags"]) V[k] = decode(D.pe[k]);
@@ -143,9 +144,12 @@ select { font: inherit; }
   // Cycle -> frame index (-1: the MXU is idle), and cumulative useful MACs.
   const frameAt = new Int32Array(SPAN).fill(-1);
   for (let f = 0; f < D.frames.count; f++) frameAt[F.offset[f]] = f;
-  const usefulSoFar = new Float64Array(SPAN);
-  { let sum = 0;
-    for (let t = 0; t < SPAN; t++) { const f = frameAt[t]; if (f >= 0) sum += F.useful[f]; usefulSoFar[t] = sum; } }
+  const usefulSoFar = new Float64Array(SPAN), padSoFar = new Float64Array(SPAN);
+  { let sum = 0, pad = 0;
+    for (let t = 0; t < SPAN; t++) {
+      const f = frameAt[t]; if (f >= 0) { sum += F.useful[f]; pad += F.pad[f]; }
+      usefulSoFar[t] = sum; padSoFar[t] = pad;
+    } }
 
   const isInt = D.values === "int";
   function fmt(v) {
@@ -177,6 +181,13 @@ select { font: inherit; }
   $("subtitle").textContent = "workload " + D.workload + " \u2014 " + D.selection + " \u2014 exact model values, " +
       "recorded during the run by " + D.generator;
   $("window").textContent = "window " + FIRST + "\u2013" + (LAST - 1) + " of a " + D.total_cycles + "-cycle run";
+  const T = D.tokens;
+  if (T) {
+    const lanes = T.useful.map((u, b) => "lane " + b + ": " + u + " useful + " + (T.bucket[1] - u) + " pad").join(", ");
+    $("subtitle").textContent += " \u2014 prefill bucket " + T.bucket[0] + "\u00d7" + T.bucket[1] + " (" + lanes +
+        "; " + T.origin + ")";
+    for (const n of document.querySelectorAll(".tok")) n.hidden = false;
+  }
 
   const cell = Math.max(16, Math.min(96, Math.floor(Math.min(760 / C, 600 / R))));
   const showAll = cell >= 70, showPsum = cell >= 40;
@@ -223,7 +234,8 @@ select { font: inherit; }
   const swatches = [["PE doing a useful MAC (colour = fold)", PALETTE[0]],
     ["padded row/column (zero weights, no useful work)",
      "repeating-linear-gradient(135deg, #f3b64c 0 4px, #fbe2b3 4px 8px)"],
-    ["pad token (packed lanes)", "#e06666"], ["bubble: no data in the PE", "#eceff3"],
+    ["pad token: a row of A past its lane's useful tokens (real MACs, wasted)", "#e06666"],
+    ["bubble: no data in the PE", "#eceff3"],
     ["weight shifting in (yellow top edge)", "linear-gradient(#f5c400 0 4px, #eceff3 4px)"]];
   for (const [text, bg] of swatches) {
     const s = el("span"); const sw = el("span", "sw"); sw.style.background = bg;
@@ -282,7 +294,7 @@ select { font: inherit; }
         n.dataset.weight = w; n.dataset.shadow = s; n.dataset.activation = a; n.dataset.psum = p;
         n.dataset.fold = fold; n.dataset.loading = (fl & LOADING) ? "1" : "0";
         if (fold < 0) { state = "bubble"; cls = "pe"; }
-        else if (fl & PAD_TOKEN) { state = "token"; cls = "pe token"; }
+        else if ((fl & PAD_TOKEN) && !(fl & (PAD_ROW | PAD_COL))) { state = "token"; cls = "pe token"; }
         else if (fl & ACTIVE) { state = "active"; cls = "pe active"; bg = PALETTE[fold % PALETTE.length]; }
         else { state = "pad"; cls = "pe pad"; }
         if (fl & LOADING) cls += " loading";
@@ -320,7 +332,7 @@ select { font: inherit; }
 
     if (f < 0) {
       $("instr").textContent = "\u2014"; $("icycle").textContent = "\u2014";
-      $("folds").textContent = "\u2014"; $("now").textContent = "0";
+      $("folds").textContent = "\u2014"; $("now").textContent = "0"; $("pads").textContent = "\u2014";
       story.push("The MXU is idle this cycle (between instructions, or waiting on a semaphore).");
     } else {
       const ins = D.instructions[F.instruction[f]];
@@ -329,7 +341,12 @@ select { font: inherit; }
       $("icycle").textContent = (cur - ins.start) + " of " + (ins.end - ins.start) + " (cycles " + ins.start + "\u2013" + (ins.end - 1) + ")";
       const present = [...folds.keys()].sort((a, b) => a - b);
       $("folds").textContent = present.length ? present.map((g) => "fold " + g + " of " + ins.folds + " (" + foldSpan(ins, g) + ")").join("; ") : "none (bubbles only)";
-      $("now").textContent = F.useful[f] + " of " + P + " PEs";
+      $("now").textContent = F.useful[f] + " of " + P + " PEs" + (F.pad[f] ? " (+ " + F.pad[f] + " on pad tokens)" : "");
+      if (T) {
+        const rows = ins.pad_rows.map(([a, b]) => a === b ? String(a) : a + "\u2013" + b).join(", ");
+        $("pads").textContent = rows ? "rows " + rows + " of A (instance " + ins.instance + " of its layer)" :
+            "none in this instruction (instance " + ins.instance + ")";
+      }
       const loadCols = [], enterRows = [], leaveCols = [];
       for (let c = 0; c < C; c++) {
         let any = false; for (let r = 0; r < R; r++) if (V.flags[base + r * C + c] & LOADING) any = true;
@@ -340,11 +357,14 @@ select { font: inherit; }
       if (loadCols.length) story.push("Weights of the next fold shift down columns " + range(loadCols) + " into the other weight bank.");
       if (enterRows.length) story.push("Activations enter rows " + range(enterRows) + " from the left (one row later per row: the skew).");
       if (present.length) story.push("Each PE with data adds activation \u00d7 weight to the partial sum from above and passes it down.");
+      if (F.pad[f]) story.push(F.pad[f] + " PE" + (F.pad[f] > 1 ? "s multiply" : " multiplies") + " a pad token (red): a row of A that " +
+          "only fills the bucket's static shape. The MACs are real, and wasted.");
       if (leaveCols.length) story.push("Finished sums leave the bottom of columns " + range(leaveCols) + " into the output accumulator.");
       if (!story.length) story.push("Nothing moves in the array this cycle.");
     }
     const done = usefulSoFar[t];
-    $("util").textContent = (100 * done / (P * (t + 1))).toFixed(1) + "% (" + done + " useful MACs in " + (t + 1) + " cycle" + (t ? "s" : "") + ")";
+    $("util").textContent = (100 * done / (P * (t + 1))).toFixed(1) + "% (" + done + " useful MACs in " + (t + 1) + " cycle" + (t ? "s" : "") + ")" +
+        (padSoFar[t] ? "; " + padSoFar[t] + " more MACs on pad tokens" : "");
     const st = $("story"); st.textContent = "";
     for (const line of story) st.appendChild(el("div", "", line));
 

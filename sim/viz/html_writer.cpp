@@ -15,7 +15,19 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr uint8_t kActive = 1, kPadRow = 2, kPadCol = 4, kPadToken = 8, kLoading = 16;
-static_assert(kPadToken == 8, "reserved for packing: lanes' pad tokens");
+
+// Rows flagged in `flags` as [first, last] ranges: [[5, 7], [13, 15]].
+json row_ranges(const std::vector<uint8_t>& flags) {
+  json out = json::array();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (!flags[i]) continue;
+    size_t j = i;
+    while (j + 1 < flags.size() && flags[j + 1]) ++j;
+    out.push_back({i, j});
+    i = j;
+  }
+  return out;
+}
 
 std::string base64(const std::vector<uint8_t>& bytes) {
   static const char* const alphabet =
@@ -80,11 +92,14 @@ json grid_view_data(const GridView& view) {
                             {"row_folds", gi.folds.row_folds},
                             {"col_folds", gi.folds.col_folds},
                             {"start", gi.start},
-                            {"end", gi.end}});
+                            {"end", gi.end},
+                            {"instance", gi.instance},
+                            {"pad_rows", row_ranges(gi.pad_rows)}});
   }
 
-  // Per frame: cycle offset in the window, instruction, useful MACs. Per PE: flags.
-  std::vector<uint32_t> offset(rec.frames()), useful(rec.frames());
+  // Per frame: cycle offset in the window, instruction, useful MACs, MACs on pad tokens. Per
+  // PE: flags.
+  std::vector<uint32_t> offset(rec.frames()), useful(rec.frames()), wasted(rec.frames());
   std::vector<int32_t> instr(rec.frames());
   std::vector<uint8_t> flags(rec.fold.size(), 0);
   for (size_t f = 0; f < rec.frames(); ++f) {
@@ -101,7 +116,11 @@ json grid_view_data(const GridView& view) {
       for (int64_t c = 0; c < C; ++c) {
         const size_t i = rec.at(f, r, c);
         uint8_t fl = 0;
-        if (rec.active[i]) {
+        // A MAC on a pad token is real work of the array but not useful: it is counted apart.
+        const bool pad_token = i < rec.pad_token.size() && rec.pad_token[i];
+        if (pad_token) fl |= kPadToken;
+        if (rec.active[i] && pad_token) ++wasted[f];
+        if (rec.active[i] && !pad_token) {
           fl |= kActive;
           ++useful[f];
         }
@@ -159,7 +178,15 @@ json grid_view_data(const GridView& view) {
   data["frames"] = {{"count", rec.frames()},
                     {"offset", typed<uint32_t>("u32", offset)},
                     {"instruction", typed<int32_t>("i32", instr)},
-                    {"useful", typed<uint32_t>("u32", useful)}};
+                    {"useful", typed<uint32_t>("u32", useful)},
+                    {"pad", typed<uint32_t>("u32", wasted)}};
+  if (view.pad_tokens) {
+    const PadTokens& t = *view.pad_tokens;
+    data["tokens"] = {{"bucket", {t.bucket.batch, t.bucket.length}},
+                      {"useful", t.useful},
+                      {"pad", t.pad_count()},
+                      {"origin", t.origin}};
+  }
   data["pe"] = std::move(pe);
   return data;
 }

@@ -280,6 +280,44 @@ def test_timeline_tracks_come_from_the_engines_generically(systolic_bin, tmp_pat
             assert e["args"]["op"] == e["cat"] and e["args"]["bytes"] > 0
 
 
+def sram_counters(tl):
+    """{scratchpad: [(cycle, bytes)]} from the timeline's "sram NAME (bytes)" counters."""
+    out = {}
+    for e in tl["traceEvents"]:
+        if e["ph"] == "C" and e["name"].startswith("sram "):
+            out.setdefault(e["name"][len("sram "):-len(" (bytes)")], []).append((e["ts"], e["args"]["value"]))
+    return out
+
+
+def test_timeline_sram_occupancy(systolic_bin, tmp_path):
+    # With the memory system: one counter per scratchpad, from 0, within its capacity, ending
+    # at 0, and every DMA slice names the ping/pong buffer it fills or drains.
+    gemms = tmp_path / "g.yaml"
+    gemms.write_text("gemms:\n  - {name: a, m: 40, k: 24, n: 20}\n  - {name: b, m: 300, k: 8, n: 12}\n")
+    run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / "out", "-q", "--set", "memory.ideal=false",
+            "--timeline", tmp_path / "tl.json")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    tl = json.loads((tmp_path / "tl.json").read_text())
+    capacity = tl["otherData"]["sram_capacity_bytes"]
+    assert capacity == {"vmem": 64 << 10, "weights": 1 << 10, "accumulators": 4 << 10}  # tiny-4x4.yaml
+    counters = sram_counters(tl)
+    assert sorted(counters) == sorted(capacity)
+    for name, points in counters.items():
+        cycles = [c for c, _ in points]
+        assert points[0] == (0, 0) and points[-1][1] == 0, name
+        assert cycles == sorted(cycles) and len(set(cycles)) == len(cycles), name
+        assert cycles[-1] <= report["totals"]["cycles"]
+        assert all(isinstance(v, (int, float)) and 0 <= v <= capacity[name] for _, v in points), name
+        assert max(v for _, v in points) > 0, name
+    buffers = {e["args"]["buffer"] for e in tl["traceEvents"] if e["ph"] == "X" and e["cat"] == "dma"}
+    assert buffers == {"act_ping", "act_pong", "wgt_ping", "wgt_pong", "acc_ping", "acc_pong"}
+
+    # With memory.ideal there is no DMA: no SRAM counter at all.
+    run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / "out2", "-q", "--timeline", tmp_path / "tl2.json")
+    tl2 = json.loads((tmp_path / "tl2.json").read_text())
+    assert sram_counters(tl2) == {} and "sram_capacity_bytes" not in tl2["otherData"]
+
+
 # ---- the page --------------------------------------------------------------------------------
 
 def test_viz_writes_a_self_contained_page(systolic_bin, tmp_path):
@@ -400,3 +438,89 @@ def test_page_screenshot(chromium, page, tmp_path):
              page.as_uri() + "#cycle=13")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+# ---- pad tokens ------------------------------------------------------------------------------
+
+DATA = REPO / "tests" / "py" / "data"
+TINY_LM = DATA / "tiny-lm.yaml"  # d_model 8, 2 heads, d_ff 8, int8
+
+
+def embedded(page):
+    text = page.read_text()
+    start = text.index('<script type="application/json" id="systolic-data">')
+    start = text.index(">", start) + 1
+    return json.loads(text[start:text.index("</script>", start)])
+
+
+@pytest.fixture(scope="module")
+def pad_page(tmp_path_factory):
+    if not pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"), "systolic").exists():
+        pytest.skip("systolic is not built")
+    path = tmp_path_factory.mktemp("viz") / "pad.html"
+    run_cli("viz", "-c", TINY, "-w", TINY_LM, "--bucket", "1x8", "--pad-tokens", "3",
+            "--layer", "layer.qkv_proj", "-o", path)
+    return path
+
+
+def test_pad_tokens_in_the_page_data(pad_page):
+    data = embedded(pad_page)
+    assert data["tokens"] == {"bucket": [1, 8], "useful": [5], "pad": 3, "origin": "--pad-tokens 3"}
+    [ins] = data["instructions"]
+    assert (ins["layer"], ins["m"], ins["k"], ins["n"]) == ("layer.qkv_proj", 8, 8, 24)
+    assert ins["pad_rows"] == [[5, 7]]
+
+
+def test_pad_tokens_are_drawn_in_their_own_colour(chromium, pad_page):
+    # qkv_proj: A[8, 8] (8 tokens, the last 3 pad) x B[8, 24] on the 4x4 array: 2 row folds x
+    # 6 column folds, none padded. Fold f streams from S_f = 4 + 8 f; PE(r, c) at cycle u of the
+    # instruction works on row m = u - S_f - r - c of A.
+    start = embedded(pad_page)["instructions"][0]["start"]
+    for u in (11, 19, 40):
+        dom = rendered(chromium, pad_page, f"cycle={start + u}")
+        states = {}
+        for (r, c), cell in dom.cells.items():
+            d = u - r - c
+            g = max((f for f in range(12) if 4 + 8 * f <= d), default=-1)
+            m = d - (4 + 8 * g) if g >= 0 else -1
+            want = "bubble" if not 0 <= m < 8 else "token" if m >= 5 else "active"
+            assert cell["data-state"] == want, f"PE({r},{c}) at cycle {u}: row {m}"
+            states[want] = states.get(want, 0) + 1
+        assert states.get("token") and states.get("active")
+    page = headless(chromium, "--dump-dom", pad_page.as_uri() + f"#cycle={start + 11}")
+    assert "pad token: a row of A past its lane" in page  # the legend entry
+    assert "rgb(224, 102, 102)" in page                   # its swatch, the colour of .pe.token
+    assert "--token:#e06666" in pad_page.read_text()
+    assert "prefill bucket 1\u00d78 (lane 0: 5 useful + 3 pad" in page
+
+
+def test_viz_shows_a_packed_instance_of_a_request_log(systolic_bin, tmp_path):
+    # Requests of 5, 2, 3 tokens within 2 ms, then 7: a 5 ms window packs the first three into
+    # [2, 8] (lanes 5+3 and 2), first-fit-decreasing; instance 1 is the fourth alone in [1, 8].
+    page = tmp_path / "p.html"
+    common = ["viz", "-c", TINY, "-w", TINY_LM, "--requests", DATA / "tiny-requests.csv",
+              "--buckets", DATA / "tiny-buckets.yaml", "--window", "5", "--layer", "layer.attn_scores"]
+    run_cli(*common, "-o", page)
+    data = embedded(page)
+    assert data["tokens"]["bucket"] == [2, 8] and data["tokens"]["useful"] == [8, 2]
+    assert "[#0+#2] [#1]" in data["tokens"]["origin"]
+    # Attention instance i serves lane i % 2: lane 0 is full, lane 1 has 6 pad rows.
+    for ins in data["instructions"]:
+        assert ins["pad_rows"] == ([] if ins["instance"] % 2 == 0 else [[2, 7]])
+    run_cli(*common, "--instance", "1", "-o", page)
+    assert embedded(page)["tokens"]["useful"] == [7]
+
+
+def test_viz_pad_tokens_refusals(systolic_bin, tmp_path):
+    cases = [(["-w", WATCH, "--pad-tokens", "1"], "need a transformer model"),
+             (["-w", TINY_LM, "--bucket", "1x8", "--phase", "decode", "--pad-tokens", "1"], "--phase prefill"),
+             (["-w", TINY_LM, "--bucket", "1x8", "--pad-tokens", "9"], "0 to S = 8"),
+             (["-w", TINY_LM, "--bucket", "1x8", "--pad-tokens", "1", "--set", "memory.ideal=false"],
+              "memory.ideal = true"),
+             (["-w", TINY_LM, "--requests", DATA / "tiny-requests.csv", "--buckets", DATA / "tiny-buckets.yaml",
+               "--instance", "5"], "prefill instances"),
+             (["-w", TINY_LM, "--requests", DATA / "tiny-requests.csv"], "--buckets")]
+    for extra, words in cases:
+        proc = run_cli("viz", "-c", TINY, "-o", tmp_path / "x.html", *extra, check=False)
+        assert proc.returncode != 0, extra
+        assert words in proc.stderr, (extra, proc.stderr)

@@ -15,6 +15,8 @@
 #include "sim/simulate.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
+#include "sim/viz/pad_tokens.hpp"
+#include "sim/workload.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;
@@ -259,4 +261,145 @@ TEST_CASE("the page marks padded rows and columns", "[viz]") {
   CHECK(useful == 5 * 6 * 3);
   CHECK(pad_rows == 5 * 2 * 4);         // M x 2 padded rows x 4 columns
   CHECK(pad_cols == 2 * 5 * 4);         // 2 folds x M x 4 rows
+}
+
+// ---- pad tokens ---------------------------------------------------------------------------
+
+TEST_CASE("the recorder flags a pad row in exactly the PEs it passes through", "[viz][pad]") {
+  // The worked example (M=6, K=8, N=4: folds 0 and 1 stream from S_0 = 4 and S_1 = 10) with
+  // rows 4 and 5 of A marked as pad tokens.
+  const auto a = int8_operand(6, 8, 11), b = int8_operand(8, 4, 12);
+  Matrix<int32_t> c;
+  PeGrid grid({4, 4}, Convention::tpu);
+  GridRecorder rec({4, 4});
+  rec.set_origin(0, 0, {0, 0, 0, 0, 1, 1});
+  REQUIRE(grid.run(a, b, c, &rec) == 22);
+  const GridRecording& r = rec.recording();
+  const int64_t starts[2] = {4, 10};
+  int pads = 0;
+  for (size_t f = 0; f < r.frames(); ++f)
+    for (int64_t row = 0; row < 4; ++row)
+      for (int64_t col = 0; col < 4; ++col) {
+        // PE(r, c) works on row m = t - S_g - r - c of the newest fold g streaming there.
+        const int64_t d = static_cast<int64_t>(r.cycle[f]) - row - col;
+        int64_t m = -1;
+        for (int g = 1; g >= 0; --g)
+          if (d >= starts[g]) {
+            m = d - starts[g] < 6 ? d - starts[g] : -1;
+            break;
+          }
+        const size_t at = r.at(f, row, col);
+        CHECK(r.row[at] == m);
+        CHECK(r.pad_token[at] == (m >= 4 ? 1 : 0));
+        pads += r.pad_token[at];
+      }
+  // Each row of A passes every PE once per fold: 2 rows x 2 folds x 16 PEs.
+  CHECK(pads == 2 * 2 * 16);
+}
+
+TEST_CASE("which rows of A are pad tokens, layer by layer", "[viz][pad]") {
+  const PadTokens t{{2, 4}, {3, 1}, "test"};  // lane 0: 3 useful + 1 pad, lane 1: 1 + 3
+  CHECK(t.pad_count() == 4);
+  const auto layer = [](const char* name, int64_t m, const char* kind) {
+    LayerInfo l;
+    l.name = name;
+    l.m = m;
+    l.kind = kind;
+    return l;
+  };
+  using Rows = std::vector<uint8_t>;
+  CHECK(pad_token_rows(t, layer("layer.qkv_proj", 8, "matmul"), 0) == Rows{0, 0, 0, 1, 0, 1, 1, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, "attention"), 0) == Rows{0, 0, 0, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, "attention"), 1) == Rows{0, 1, 1, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_context", 4, "attention"), 6) == Rows{0, 0, 0, 1});
+  CHECK(pad_token_rows(t, layer("head.lm_head", 2, "matmul"), 0) == Rows{0, 0});
+  CHECK(pad_token_rows({{2, 4}, {3, 0}, ""}, layer("head.lm_head", 2, "matmul"), 0) == Rows{0, 1});
+  CHECK(pad_token_rows(t, layer("moe_layer.expert_up", 8, "matmul"), 0).empty());
+  CHECK(pad_token_rows(t, layer("layer.ffn_act", 8, "vector"), 0).empty());
+  CHECK(pad_token_rows(t, layer("other", 5, "matmul"), 0).empty());
+
+  const PadTokens u = uniform_pad_tokens({1, 8}, 3);
+  CHECK(u.useful == std::vector<int64_t>{5});
+  CHECK(uniform_pad_tokens({2, 8}, 8).useful == std::vector<int64_t>{0, 0});
+  CHECK_THROWS_WITH(uniform_pad_tokens({1, 8}, 9), Catch::Contains("0 to S = 8"));
+}
+
+TEST_CASE("viz flags the pad tokens of a prefill bucket in the exact model's recording", "[viz][pad]") {
+  const auto cfg = tiny();
+  const std::string model = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/py/data/tiny-lm.yaml";
+  const Program program = compile(cfg, load_workload(model, {"2x4", "prefill"}));
+  VizRequest q;
+  q.pad_tokens = PadTokens{{2, 4}, {3, 1}, "test"};
+  const auto expect_lane = [&](int64_t lane) {
+    std::vector<uint8_t> rows;
+    for (int64_t s = 0; s < 4; ++s) rows.push_back(s >= q.pad_tokens->useful[static_cast<size_t>(lane)]);
+    return rows;
+  };
+  for (const char* name : {"layer.qkv_proj", "layer.attn_scores", "layer.attn_context", "head.lm_head"}) {
+    INFO(name);
+    q.layer = name;
+    const GridView v = capture_grid_view(cfg, "test", program, q);
+    const GridRecording& r = v.recording;
+    const bool attention = std::string(name).find("attn") != std::string::npos;
+    for (const auto& gi : v.instructions) {
+      if (attention) {
+        CHECK(gi.pad_rows == expect_lane(gi.instance % 2));
+      } else if (gi.op.m == 8) {
+        CHECK(gi.pad_rows == std::vector<uint8_t>{0, 0, 0, 1, 0, 1, 1, 1});
+      } else {
+        CHECK(gi.pad_rows == std::vector<uint8_t>{0, 0});  // the LM head: no lane is empty
+      }
+    }
+    const auto data = grid_view_data(v);
+    const auto flags = unbase64(data["pe"]["flags"]["data"].get<std::string>());
+    const auto pad_frames = unbase64(data["frames"]["pad"]["data"].get<std::string>());
+    REQUIRE(flags.size() == r.fold.size());
+    size_t flagged = 0, wasted = 0, page_wasted = 0;
+    for (size_t f = 0; f < r.frames(); ++f) {
+      const auto& gi = v.instructions.at(static_cast<size_t>(r.tag[f]));
+      uint32_t n;
+      std::memcpy(&n, pad_frames.data() + 4 * f, 4);
+      page_wasted += n;
+      for (size_t i = f * r.pes(); i < (f + 1) * r.pes(); ++i) {
+        const bool pad = r.row[i] >= 0 && !gi.pad_rows.empty() && gi.pad_rows.at(static_cast<size_t>(r.row[i]));
+        CHECK(r.pad_token[i] == (pad ? 1 : 0));
+        CHECK(((flags[i] & 8) != 0) == pad);
+        CHECK(!((flags[i] & 8) && (flags[i] & 1)));  // a MAC on a pad token is not useful
+        flagged += pad;
+        wasted += pad && r.active[i];
+      }
+    }
+    CHECK(page_wasted == wasted);
+    if (std::string(name) == "head.lm_head") CHECK(flagged == 0);
+    else CHECK(flagged > 0);
+    CHECK(data["tokens"]["pad"] == 4);
+  }
+
+  SECTION("refusals") {
+    auto dma = cfg;
+    dma.memory.ideal = false;
+    CHECK_THROWS_WITH(capture_grid_view(dma, "t", compile(dma, load_workload(model, {"2x4", "prefill"})), q),
+                      Catch::Contains("memory.ideal = true"));
+    q.layer = "";
+    const Program gemms = compile(cfg, testing::gemm_workload({{"g", 5, 4, 4, {}, 1, "t:1"}}));
+    CHECK_THROWS_WITH(capture_grid_view(cfg, "t", gemms, q), Catch::Contains("no layer of the program"));
+  }
+}
+
+TEST_CASE("a packed prefill instance from a request log", "[viz][pad]") {
+  const std::string data = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/py/data/";
+  // Requests of 5, 2 and 3 tokens within 2 ms, then one of 7: with a 5 ms window,
+  // first-fit-decreasing packs 5 + 3 into one lane of 8 and 2 into another: [2, 8].
+  const PadTokens first = packed_instance(data + "tiny-requests.csv", data + "tiny-buckets.yaml", 0, "ffd", 5);
+  CHECK(first.bucket == packing::Shape{2, 8});
+  CHECK(first.useful == std::vector<int64_t>{8, 2});
+  CHECK(first.pad_count() == 6);
+  CHECK(first.origin.find("[#0+#2] [#1]") != std::string::npos);
+  const PadTokens second = packed_instance(data + "tiny-requests.csv", data + "tiny-buckets.yaml", 1, "ffd", 5);
+  CHECK(second.bucket == packing::Shape{1, 8});
+  CHECK(second.useful == std::vector<int64_t>{7});
+  CHECK_THROWS_WITH(packed_instance(data + "tiny-requests.csv", data + "tiny-buckets.yaml", 2, "ffd", 5),
+                    Catch::Contains("gives 2 prefill instances (0 to 1)"));
+  CHECK_THROWS_WITH(packed_instance(data + "tiny-requests.csv", data + "tiny-buckets.yaml", 0, "fff", 5),
+                    Catch::Contains("--policy 'fff'"));
 }
