@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/common/clock.hpp"
+#include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
 
@@ -37,7 +38,7 @@ using compile_detail::fold_share;
 
 // Ideal memory: one matmul per MXU per GEMM instance, operands free; a step starts when the
 // previous one has finished on every MXU.
-static Program compile_ideal(const ChipConfig& config, const Workload& workload) {
+static Program compile_ideal(const ChipConfig& config, const Workload& workload, int chip) {
   Program program;
   enum : int { kMxuDone = 0, kVpuDone = 1 };
   program.semaphores = {"mxu_done", "vpu_done"};
@@ -63,7 +64,17 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
     }
     input = produced;
   };
-  compile_detail::for_vectors_after(workload, 0, emit_vector);
+  compile_detail::CollectiveTarget collectives{
+      program, config, chip,
+      [&](const std::string& name) {
+        program.semaphores.push_back(name);
+        return static_cast<int>(program.semaphores.size()) - 1;
+      },
+      std::nullopt};
+  const auto emit_collective = [&](const CollectiveWork& c) {
+    input = compile_detail::emit_collective(collectives, c, input);
+  };
+  compile_detail::for_side_work_after(workload, 0, emit_vector, emit_collective);
   size_t gemms_done = 0;
   for (const Gemm& g : workload.gemms) {
     const int layer = static_cast<int>(program.layers.size());
@@ -97,7 +108,7 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
                                      g.source, g.name));
     }
     input = produced;
-    compile_detail::for_vectors_after(workload, ++gemms_done, emit_vector);
+    compile_detail::for_side_work_after(workload, ++gemms_done, emit_vector, emit_collective);
   }
   return program;
 }
@@ -106,9 +117,18 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload)
 
 namespace systolic {
 
-Program compile(const ChipConfig& config, const Workload& workload) {
-  return config.memory.ideal ? compile_ideal(config, workload)
+Program compile(const ChipConfig& config, const Workload& workload, int chip) {
+  if (!config.memory.ideal && !workload.collectives.empty())
+    throw InputError(fmt::format("{}: collective '{}': collectives need memory.ideal = true for now",
+                                 workload.collectives.front().source, workload.collectives.front().name));
+  return config.memory.ideal ? compile_ideal(config, workload, chip)
                              : compile_detail::compile_tiled(config, workload);
+}
+
+std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads) {
+  std::vector<Program> programs;
+  for (size_t i = 0; i < workloads.size(); ++i) programs.push_back(compile(config, workloads[i], static_cast<int>(i)));
+  return programs;
 }
 
 }  // namespace systolic

@@ -4,6 +4,8 @@
 // layer's column folds. With memory.ideal every GEMM instance is one matmul per MXU on free
 // operands; otherwise the compiler tiles each GEMM to the scratchpads and emits DMA transfers
 // from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md).
+#include <vector>
+
 #include "sim/config.hpp"
 #include "sim/program.hpp"
 #include "sim/workload.hpp"
@@ -12,6 +14,10 @@ namespace systolic {
 
 // Throws InputError naming the workload entry when a layer cannot run on this chip
 // (e.g. its cycle count overflows 64 bits).
-Program compile(const ChipConfig& config, const Workload& workload);
+// `chip` is the chip of a multi-chip system the program is for (its collectives depend on it).
+Program compile(const ChipConfig& config, const Workload& workload, int chip = 0);
+
+// One program per chip of the system: workloads[i] for chip i.
+std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads);
 
 }  // namespace systolic

@@ -2,7 +2,9 @@
 // Pieces shared by the compiler's two lowerings (compile.cpp: ideal memory; compile_tiled.cpp:
 // tiles moved by DMA through the scratchpads).
 #include <cstdint>
+#include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "sim/config.hpp"
 #include "sim/program.hpp"
@@ -36,14 +38,44 @@ struct Producer {
   uint64_t base = 0;          // the count before that entry
   uint64_t per_instance = 0;  // signals one of its instances gives
   int64_t instances = 0;
+  std::vector<SemWait> also;  // further conditions on all of it (a collective's receipts)
   void add_wait(Instruction& instr, int64_t instance, int64_t of) const {
+    instr.waits.insert(instr.waits.end(), also.begin(), also.end());
     if (sem < 0) return;
     const uint64_t upto = of == instances ? static_cast<uint64_t>(instance) + 1 : static_cast<uint64_t>(instances);
     if (base + upto * per_instance > 0) instr.waits.push_back({sem, base + upto * per_instance});
   }
 };
 
+// Emits, after `gemms_done` GEMMs, the vector work and collectives placed there, in workload
+// order (a collective goes before the vector entries its after_vectors count excludes).
+template <class EmitVector, class EmitCollective>
+void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit_vector,
+                         EmitCollective&& emit_collective) {
+  size_t vectors_before = 0;
+  auto c = w.collectives.begin();
+  const auto collectives_up_to = [&](size_t vectors) {
+    for (; c != w.collectives.end(); ++c) {
+      if (c->after_gemms < gemms_done) continue;  // placed earlier, already emitted
+      if (c->after_gemms > gemms_done || c->after_vectors > vectors) break;
+      emit_collective(*c);
+    }
+  };
+  for (const VectorWork& v : w.vectors) {
+    if (v.after_gemms < gemms_done) {
+      ++vectors_before;
+      continue;
+    }
+    if (v.after_gemms > gemms_done) break;
+    collectives_up_to(vectors_before);
+    emit_vector(v);
+    ++vectors_before;
+  }
+  collectives_up_to(SIZE_MAX);
+}
+
 // Lowering with a real memory system (memory.ideal = false).
 Program compile_tiled(const ChipConfig& config, const Workload& workload);
+
 
 }  // namespace systolic::compile_detail

@@ -11,6 +11,7 @@
 #include "models/common/dtype.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/hbm/hbm_config.hpp"
+#include "models/ici/ici_config.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/sram/scratchpad.hpp"
 #include "models/vpu/vpu_core.hpp"
@@ -61,6 +62,7 @@ struct ChipConfig {
   DmaSettings dma;
   EnergyConfig energy;
   VpuConfig vpu;
+  IciConfig ici;  // topology none: a single chip
 
   std::string source;  // file it came from, for messages; not part of the schema
 };

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/config_schema_energy.hpp"
+#include "sim/config_schema_ici.hpp"
 #include "sim/config_schema_memory.hpp"
 #include "sim/config_values.hpp"
 #include "sim/error.hpp"
@@ -49,7 +50,7 @@ const std::vector<ConfigKey>& config_schema() {
   };
   static const std::vector<ConfigKey> all = [] {
     std::vector<ConfigKey> v = keys;
-    for (auto* part : {&memory_keys, &energy_keys}) {
+    for (auto* part : {&memory_keys, &energy_keys, &ici_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());
     }
@@ -70,6 +71,7 @@ void validate_config(const ChipConfig& config) {
   if (auto bad = config.hbm.validate()) reject("hbm.", *bad);
   if (auto bad = config.dma.engine.validate()) reject("", *bad);
   if (auto bad = config.vpu.validate()) reject("", *bad);
+  if (auto bad = config.ici.validate()) reject("ici.", *bad);
   if (config.dma.engine.request_bytes % config.hbm.burst_bytes() != 0)
     throw InputError(fmt::format("key 'dma.request_bytes': expected a multiple of the HBM burst ({} B), got {}",
                                  config.hbm.burst_bytes(), config.dma.engine.request_bytes));

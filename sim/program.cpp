@@ -10,6 +10,8 @@ std::string engine_name(EngineKind kind, int index) {
       return "dma" + std::to_string(index);
     case EngineKind::vpu:
       return "vpu" + std::to_string(index);
+    case EngineKind::ici:
+      return "ici" + std::to_string(index);
   }
   return "?";
 }

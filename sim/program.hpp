@@ -14,8 +14,8 @@
 
 namespace systolic {
 
-enum class EngineKind { mxu, dma, vpu };
-std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0"
+enum class EngineKind { mxu, dma, vpu, ici };
+std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0", "ici0"
 
 struct EngineId {
   EngineKind kind = EngineKind::mxu;
@@ -32,9 +32,36 @@ struct MatmulOp {
   DType dtype = DType::bf16;
 };
 
+// One message to another chip of the system, sent by this chip's ICI engine over the links
+// (models/ici/ici_network.hpp). When its last byte has landed, the destination chip's
+// semaphore `recv_sem` (a name in the destination's program) gains one: the receiver's
+// engines wait on it, as a TPU's remote DMA signals a semaphore on the receiving core.
+struct IciCopy {
+  int to = 0;            // destination chip
+  uint64_t bytes = 0;
+  std::string recv_sem;  // semaphore of the destination's program
+  int tie = +1;          // way round a ring when both are equally short (Topology::route)
+  // With a real memory system the message is read from this chip's HBM and written to the
+  // destination's, each chunk timed by both HBM models.
+  bool via_hbm = false;
+  uint64_t src_addr = 0;
+  uint64_t dst_addr = 0;
+};
+
+// The messages of one step of a collective, sent concurrently (e.g. both ways round a
+// bidirectional ring); the instruction completes when all have landed.
+struct IciOp {
+  std::vector<IciCopy> copies;
+  uint64_t bytes() const {
+    uint64_t b = 0;
+    for (const auto& c : copies) b += c.bytes;
+    return b;
+  }
+};
+
 // A DMA transfer (models/dma/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided;
-// a vector-unit op (models/vpu/vpu_core.hpp) over a [rows, cols] tensor.
-using Operation = std::variant<MatmulOp, DmaOp, VpuOp>;
+// a vector-unit op (models/vpu/vpu_core.hpp) over a [rows, cols] tensor; ICI messages.
+using Operation = std::variant<MatmulOp, DmaOp, VpuOp, IciOp>;
 
 // A named region of a scratchpad the compiler allocated (ping/pong tiles), for readers of
 // traces and for checking hand-written ones: regions of one scratchpad must not overlap.
@@ -69,7 +96,9 @@ struct LayerInfo {
   int64_t repeat = 1;
   uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
   std::string source;        // "file:line" of the workload entry
-  std::string kind = "matmul";  // matmul | attention | vector (vector: m = rows, n = cols, k = 1)
+  std::string kind = "matmul";  // matmul | attention | vector | collective
+                                // (vector: m = rows, n = cols, k = 1; collective: m = bytes per
+                                // chip, k = n = 1, no MACs)
 };
 
 struct Program {

@@ -10,6 +10,7 @@
 #include "models/chip/engine.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/hbm/hbm_core.hpp"
+#include "models/ici/ici_engine.hpp"
 #include "models/vpu/vpu_engine.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/config.hpp"
@@ -29,6 +30,7 @@ struct EngineResult {
   std::array<uint64_t, 3> sram_read{}, sram_written{};  // MXUs only, indexed by ScratchpadId
   DmaStats dma;  // DMA engines only
   VpuStats vpu;  // the VPU only
+  IciStats ici;  // the ICI engine only (chips of a multi-chip system)
 };
 
 struct ScratchpadResult {
@@ -42,6 +44,21 @@ struct SimResult {
   std::vector<EngineResult> engines;
   HbmStats hbm;
   std::vector<ScratchpadResult> scratchpads;
+};
+
+// One directed ICI link of a multi-chip run.
+struct LinkResult {
+  std::string name;  // "chip3.y-"
+  int from = 0, to = 0;
+  uint64_t bytes = 0;
+  uint64_t busy_ps = 0;  // SystemC ps (1000 per cycle)
+  uint64_t chunks = 0;
+};
+
+struct SystemResult {
+  uint64_t total_cycles = 0;     // until the last engine of any chip finished
+  std::vector<SimResult> chips;  // each with the system's total_cycles
+  std::vector<LinkResult> links; // links that exist (dimensions longer than one chip)
 };
 
 class Chip;
@@ -60,5 +77,9 @@ class RunProbe {
 // or does not fit the chip.
 SimResult simulate(const ChipConfig& config, const Program& program,
                    GridObserver* observer = nullptr, RunProbe* probe = nullptr);
+
+// Runs programs[i] on chip i of the system config.ici describes (topology not none), all in
+// one simulation. Throws InputError as simulate() does, naming the chip.
+SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs);
 
 }  // namespace systolic

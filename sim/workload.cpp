@@ -36,6 +36,26 @@ std::string file_stem(const std::string& path) {
 
 }  // namespace workload_detail
 
+namespace {
+constexpr std::pair<CollectiveKind, const char*> kCollectiveNames[] = {
+    {CollectiveKind::all_gather, "all_gather"},
+    {CollectiveKind::reduce_scatter, "reduce_scatter"},
+    {CollectiveKind::all_reduce, "all_reduce"},
+    {CollectiveKind::all_to_all, "all_to_all"}};
+}  // namespace
+
+std::string collective_kind_name(CollectiveKind kind) {
+  for (const auto& [k, name] : kCollectiveNames)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::optional<CollectiveKind> parse_collective_kind(const std::string& name) {
+  for (const auto& [k, n] : kCollectiveNames)
+    if (name == n) return k;
+  return std::nullopt;
+}
+
 Workload load_workload(const std::string& path, const WorkloadOptions& options) {
   using namespace workload_detail;
   if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a workload file");

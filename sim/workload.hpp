@@ -35,11 +35,33 @@ struct VectorWork {
   std::string source;
 };
 
+enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
+std::string collective_kind_name(CollectiveKind kind);  // "all_reduce"
+std::optional<CollectiveKind> parse_collective_kind(const std::string& name);
+
+// Communication between the chips of a system (docs/interconnect.md), lowered by the compiler
+// to ICI messages (and VPU additions for the reductions) with the algorithm `ici.algorithm`
+// names. `bytes` is per chip: all_reduce and reduce_scatter, the input every chip holds (a
+// reduce_scatter leaves each chip 1/n of it); all_gather, the result every chip ends with
+// (each contributes 1/n); all_to_all, the buffer each chip sends, 1/n to each member
+// (itself included), unless `send_bytes` gives the bytes for each member in turn.
+struct CollectiveWork {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  uint64_t bytes = 0;
+  DType dtype = DType::bf16;          // element type of the reduction's additions
+  std::vector<uint64_t> send_bytes;   // all_to_all: bytes to member i (empty: bytes / n each)
+  size_t after_gemms = 0;             // runs after this many entries of `gemms`
+  size_t after_vectors = 0;           // ... and after this many entries of `vectors`
+  std::string source;
+};
+
 struct Workload {
   std::string name;  // file stem
   std::string path;
   std::vector<Gemm> gemms;
   std::vector<VectorWork> vectors;  // in order of after_gemms
+  std::vector<CollectiveWork> collectives;  // in order of (after_gemms, after_vectors)
 };
 
 // How to instantiate a transformer model file (traces/models/*.yaml) at a static shape.

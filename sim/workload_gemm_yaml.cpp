@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/dtype.hpp"
+#include "sim/config_values.hpp"
 #include "sim/suggest.hpp"
 #include "sim/workload_detail.hpp"
 
@@ -20,8 +21,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys{"name", "gemms"};
 const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "repeat"};
-
-
+const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype"};
 
 class Reader {
  public:
@@ -59,7 +59,17 @@ class Reader {
       fail(path_, yaml_line(gemms, gemms_line_),
            fmt::format("key 'gemms': expected a non-empty list of GEMMs, got {}",
                        gemms.IsSequence() ? "an empty list" : describe_yaml(gemms)));
-    for (const auto& g : gemms) w.gemms.push_back(read_gemm(g));
+    for (const auto& g : gemms) {
+      if (g.IsMap() && g["collective"]) {
+        CollectiveWork c = read_collective(g);
+        c.after_gemms = w.gemms.size();
+        w.collectives.push_back(std::move(c));
+      } else {
+        w.gemms.push_back(read_gemm(g));
+      }
+    }
+    if (w.gemms.empty() && w.collectives.empty())
+      fail(path_, gemms_line_, "key 'gemms': expected at least one GEMM or collective");
     return w;
   }
 
@@ -97,6 +107,65 @@ class Reader {
     return *value;
   }
 
+  DType dtype_value(const YAML::Node& v, int64_t kline) {
+    const std::string name = v.IsScalar() ? v.Scalar() : "";
+    const auto t = parse_dtype(name);
+    if (!t) {
+      std::vector<std::string> names;
+      for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16, DType::fp32})
+        names.emplace_back(dtype_name(d));
+      fail(path_, yaml_line(v, kline),
+           fmt::format("key 'dtype': expected one of {}, got {}{}", dtype_choices(), describe_yaml(v),
+                       did_you_mean(name, names)));
+    }
+    return *t;
+  }
+
+  // {name, collective: all_reduce, bytes: 64 MiB, dtype?}: communication between the chips.
+  CollectiveWork read_collective(const YAML::Node& g) {
+    const int64_t line = yaml_line(g, gemms_line_);
+    CollectiveWork out;
+    out.source = source_of(path_, line);
+    std::set<std::string> seen;
+    for (const auto& entry : g) {
+      const std::string key = entry.first.as<std::string>();
+      const int64_t kline = yaml_line(entry.first, line);
+      check_key(key, kline, kCollectiveKeys, seen, " in a collective entry");
+      const YAML::Node& v = entry.second;
+      if (key == "name") {
+        out.name = string_value(v, kline, "name");
+      } else if (key == "collective") {
+        const std::string name = v.IsScalar() ? v.Scalar() : "";
+        const auto kind = parse_collective_kind(name);
+        const std::vector<std::string> names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+        if (!kind)
+          fail(path_, yaml_line(v, kline),
+               fmt::format("key 'collective': expected one of all_gather, reduce_scatter, all_reduce, "
+                           "all_to_all, got {}{}",
+                           describe_yaml(v), did_you_mean(name, names)));
+        out.kind = *kind;
+      } else if (key == "bytes") {
+        const int64_t at = yaml_line(v, kline);
+        const std::string what = "a size in bytes > 0, e.g. 67108864 or 64 MiB";
+        if (!v.IsScalar()) fail(path_, at, fmt::format("key 'bytes': expected {}, got {}", what, describe_yaml(v)));
+        try {
+          out.bytes = config_values::parse_bytes(v.Scalar(), what);
+        } catch (const std::invalid_argument& e) {
+          fail(path_, at, fmt::format("key 'bytes': {}", e.what()));
+        }
+        if (out.bytes == 0) fail(path_, at, fmt::format("key 'bytes': expected {}, got '{}'", what, v.Scalar()));
+      } else {  // dtype
+        out.dtype = dtype_value(v, kline);
+      }
+    }
+    for (const char* required : {"name", "bytes"})
+      if (!seen.count(required))
+        fail(path_, line,
+             fmt::format("collective entry{}: missing key '{}' (required: name, collective, bytes)",
+                         out.name.empty() ? "" : " '" + out.name + "'", required));
+    return out;
+  }
+
   Gemm read_gemm(const YAML::Node& g) {
     const int64_t line = yaml_line(g, gemms_line_);
     if (!g.IsMap())
@@ -123,18 +192,7 @@ class Reader {
       } else if (key == "repeat") {
         out.repeat = positive_value(v, kline, "repeat", "a positive integer (default 1)");
       } else {  // dtype
-        const std::string name = v.IsScalar() ? v.Scalar() : "";
-        const auto t = parse_dtype(name);
-        if (!t) {
-          std::vector<std::string> names;
-          for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16,
-                         DType::fp32})
-            names.emplace_back(dtype_name(d));
-          fail(path_, yaml_line(v, kline),
-               fmt::format("key 'dtype': expected one of {}, got {}{}", dtype_choices(),
-                           describe_yaml(v), did_you_mean(name, names)));
-        }
-        out.dtype = *t;
+        out.dtype = dtype_value(v, kline);
       }
     }
     for (const char* required : {"name", "m", "k", "n"}) {

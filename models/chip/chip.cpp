@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/error.hpp"
 
 namespace systolic {
@@ -12,7 +14,7 @@ std::vector<Instruction> stream_for(const Program& program, EngineId id) {
   return {};
 }
 
-int engine_count(const ChipConfig& config, EngineKind kind) {
+int engine_count(const ChipConfig& config, EngineKind kind, bool networked) {
   switch (kind) {
     case EngineKind::mxu:
       return static_cast<int>(config.mxu.count);
@@ -20,22 +22,26 @@ int engine_count(const ChipConfig& config, EngineKind kind) {
       return static_cast<int>(config.dma.engine.engines);
     case EngineKind::vpu:
       return 1;
+    case EngineKind::ici:
+      return networked ? 1 : 0;
   }
   return 0;
 }
 }  // namespace
 
 Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const Program& program,
-           GridObserver* observer)
+           GridObserver* observer, IciFabric* fabric, int index)
     : sc_module(name), semaphores_(program.semaphores.size()), hbm_(config.hbm, config.clock_mhz) {
+  const bool networked = fabric != nullptr;
   for (const auto& s : program.streams)
-    if (s.engine.index < 0 || s.engine.index >= engine_count(config, s.engine.kind))
+    if (s.engine.index < 0 || s.engine.index >= engine_count(config, s.engine.kind, networked))
       throw InputError(fmt::format("program uses engine {} but the chip has {} = {}",
                                    engine_name(s.engine.kind, s.engine.index),
                                    s.engine.kind == EngineKind::mxu   ? "mxu.count"
                                    : s.engine.kind == EngineKind::dma ? "dma.engines"
-                                                                      : "vector units",
-                                   engine_count(config, s.engine.kind)));
+                                   : s.engine.kind == EngineKind::vpu ? "vector units"
+                                                                      : "ICI engines (ici.topology none: one chip)",
+                                   engine_count(config, s.engine.kind, networked)));
   std::vector<Scratchpad*> pads;
   for (const auto& c : config.sram.all()) {
     scratchpads_.push_back(std::make_unique<Scratchpad>(c));
@@ -75,6 +81,28 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
         throw InputError(fmt::format("vpu0 instruction {}: {}", j, *problem));
   vpu_ = vpu.get();
   owned_.push_back(std::move(vpu));
+
+  if (fabric) {
+    const size_t i = static_cast<size_t>(index);
+    fabric->semaphores.resize(std::max(fabric->semaphores.size(), i + 1));
+    fabric->hbms.resize(fabric->semaphores.size());
+    fabric->semaphore_names.resize(fabric->semaphores.size());
+    fabric->semaphores[i] = &semaphores_;
+    fabric->hbms[i] = &hbm_;
+    fabric->semaphore_names[i] = &program.semaphores;
+    auto ici = std::make_unique<IciEngine>("ici0", index, stream_for(program, {EngineKind::ici, 0}), semaphores_,
+                                           *fabric, config.dma.engine.quantum_cycles);
+    ici_ = ici.get();
+    owned_.push_back(std::move(ici));
+  }
+}
+
+void Chip::check_ici() const {
+  if (!ici_) return;
+  for (size_t j = 0; j < ici_->stream().size(); ++j)
+    if (const IciOp* op = std::get_if<IciOp>(&ici_->stream()[j].op))
+      if (auto problem = ici_->check(*op))
+        throw InputError(fmt::format("{}.ici0 instruction {}: {}", basename(), j, *problem));
 }
 
 std::vector<const Engine*> Chip::engines() const {

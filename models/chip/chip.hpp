@@ -2,7 +2,8 @@
 // One chip: the semaphores its engines synchronise through, one engine per hardware unit fed
 // its instruction stream from the program, and the memories they share: HBM (behind every DMA
 // engine) and the scratchpads (vmem, weights, accumulators). With memory.ideal the memories
-// still exist but no instruction touches them.
+// still exist but no instruction touches them. A chip of a multi-chip system also has an ICI
+// engine, which sends to the other chips through the system's shared fabric.
 #include <systemc>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "models/chip/semaphores.hpp"
 #include "models/dma/dma_engine.hpp"
 #include "models/hbm/hbm_core.hpp"
+#include "models/ici/ici_engine.hpp"
 #include "models/mxu/mxu_engine.hpp"
 #include "models/vpu/vpu_engine.hpp"
 #include "models/sram/scratchpad.hpp"
@@ -23,12 +25,17 @@ namespace systolic {
 class Chip : public sc_core::sc_module {
  public:
   // Throws InputError when a stream names an engine this chip does not have.
+  // With `fabric`, the chip is chip `index` of a system: it registers its semaphores and HBM
+  // there and gets an ICI engine (check its messages with check_ici() once every chip exists).
   Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const Program& program,
-       GridObserver* observer = nullptr);
+       GridObserver* observer = nullptr, IciFabric* fabric = nullptr, int index = 0);
+  // Throws InputError naming the first message the fabric cannot deliver.
+  void check_ici() const;
 
   const std::vector<MxuEngine*>& mxus() const { return mxus_; }
   const std::vector<DmaEngine*>& dmas() const { return dmas_; }
   const VpuEngine& vpu() const { return *vpu_; }
+  const IciEngine* ici() const { return ici_; }  // null on a single chip
   std::vector<const Engine*> engines() const;
   const SemaphoreBank& semaphores() const { return semaphores_; }
   const HbmCore& hbm() const { return hbm_; }
@@ -42,6 +49,7 @@ class Chip : public sc_core::sc_module {
   std::vector<MxuEngine*> mxus_;
   std::vector<DmaEngine*> dmas_;
   VpuEngine* vpu_ = nullptr;
+  IciEngine* ici_ = nullptr;
 };
 
 }  // namespace systolic

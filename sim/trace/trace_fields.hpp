@@ -42,12 +42,19 @@ void fields(MatmulOp& op, Visitor& v) {
   v.dtype("dtype", op.dtype);
 }
 
+// Each message as msg=<to chip>,<bytes>,<recv semaphore>,<tie +|->[,<src hbm addr>,<dst hbm addr>].
+template <class Visitor>
+void fields(IciOp& op, Visitor& v) {
+  v.messages("msg", op.copies);
+}
+
 struct OpName {
   const char* name;
   EngineKind engine;  // the only engine kind that may execute it
 };
 // Indexed like the Operation variant.
-inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}, {"dma", EngineKind::dma}, {"vector", EngineKind::vpu}};
+inline constexpr OpName kOps[] = {{"matmul", EngineKind::mxu}, {"dma", EngineKind::dma}, {"vector", EngineKind::vpu},
+                                  {"send", EngineKind::ici}};
 static_assert(std::size(kOps) == std::variant_size_v<Operation>);
 
 // A default-constructed operation of variant alternative `index`.

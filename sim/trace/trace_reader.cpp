@@ -135,6 +135,44 @@ struct FieldReader {
     e.stride = stride;
   }
   void triple(const char* key, std::array<uint64_t, 3>& v) { keys.push_back(key), v = f.triple(key); }
+  void messages(const char* key, std::vector<IciCopy>& copies) {
+    keys.push_back(key);
+    for (const std::string& text : f.all(key)) {
+      const auto bad = [&] {
+        return std::invalid_argument(fmt::format(
+            "key '{}': expected <to chip>,<bytes>,<semaphore>,<+|->[,<src addr>,<dst addr>], got '{}'", key, text));
+      };
+      std::vector<std::string> parts;
+      for (size_t at = 0;;) {
+        const size_t comma = text.find(',', at);
+        parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+      if ((parts.size() != 4 && parts.size() != 6) || parts[2].empty() || (parts[3] != "+" && parts[3] != "-")) throw bad();
+      IciCopy c;
+      try {
+        size_t used = 0;
+        c.to = std::stoi(parts[0], &used);
+        if (used != parts[0].size() || c.to < 0) throw bad();
+        c.bytes = std::stoull(parts[1], &used);
+        if (used != parts[1].size() || c.bytes == 0) throw bad();
+        c.recv_sem = parts[2];
+        c.tie = parts[3] == "-" ? -1 : +1;
+        if (parts.size() == 6) {
+          c.via_hbm = true;
+          c.src_addr = std::stoull(parts[4], &used, 0);
+          if (used != parts[4].size()) throw bad();
+          c.dst_addr = std::stoull(parts[5], &used, 0);
+          if (used != parts[5].size()) throw bad();
+        }
+      } catch (const std::logic_error&) {
+        throw bad();
+      }
+      copies.push_back(std::move(c));
+    }
+    if (copies.empty()) throw std::invalid_argument(fmt::format("expected at least one '{}=...'", key));
+  }
 };
 
 class Parser {

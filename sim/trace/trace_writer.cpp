@@ -16,6 +16,12 @@ struct FieldWriter {
   void endpoint(const char* key, const DmaEndpoint& e) {
     out += fmt::format(" {}={}:{:#x}", key, e.is_hbm() ? "hbm" : trace_detail::kSpaces[e.space], e.base);
   }
+  void messages(const char* key, const std::vector<IciCopy>& copies) {
+    for (const IciCopy& c : copies) {
+      out += fmt::format(" {}={},{},{},{}", key, c.to, c.bytes, c.recv_sem, c.tie < 0 ? '-' : '+');
+      if (c.via_hbm) out += fmt::format(",{:#x},{:#x}", c.src_addr, c.dst_addr);
+    }
+  }
   void triple(const char* key, const std::array<uint64_t, 3>& v) {
     out += fmt::format(" {}={}x{}x{}", key, v[0], v[1], v[2]);
   }

@@ -1,0 +1,81 @@
+#include "models/ici/ici_config.hpp"
+
+#include <fmt/format.h>
+
+namespace systolic {
+
+std::string topology_name(IciTopologyKind kind) {
+  switch (kind) {
+    case IciTopologyKind::none: return "none";
+    case IciTopologyKind::ring: return "ring";
+    case IciTopologyKind::torus2d: return "torus2d";
+    case IciTopologyKind::torus3d: return "torus3d";
+  }
+  return "?";
+}
+
+std::string algorithm_name(CollectiveAlgorithm algo) {
+  switch (algo) {
+    case CollectiveAlgorithm::ring: return "ring";
+    case CollectiveAlgorithm::bidir_ring: return "bidir_ring";
+    case CollectiveAlgorithm::torus: return "torus";
+  }
+  return "?";
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  return dims.empty() ? std::string("1") : fmt::format("{}", fmt::join(dims, "x"));
+}
+
+int64_t IciConfig::chips() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+size_t IciConfig::dimensions_needed() const {
+  switch (topology) {
+    case IciTopologyKind::none: return 0;
+    case IciTopologyKind::ring: return 1;
+    case IciTopologyKind::torus2d: return 2;
+    case IciTopologyKind::torus3d: return 3;
+  }
+  return 0;
+}
+
+int64_t IciConfig::ports_needed() const {
+  int64_t n = 0;
+  for (int64_t d : dims) n += d > 1 ? 2 : 0;
+  return n;
+}
+
+std::optional<IciConfigIssue> IciConfig::validate() const {
+  const size_t need = dimensions_needed();
+  if (dims.size() != need)
+    return IciConfigIssue{"dims",
+                          need == 0 ? "no dimensions with topology none"
+                                    : fmt::format("{} dimension{} for {} (e.g. {})", need, need > 1 ? "s" : "",
+                                                  topology_name(topology),
+                                                  need == 1 ? "8" : need == 2 ? "2x4" : "4x4x4"),
+                          fmt::format("'{}'", dims_text(dims))};
+  for (int64_t d : dims)
+    if (d < 1 || d > 4096)
+      return IciConfigIssue{"dims", "chip counts in [1, 4096] per dimension", fmt::format("'{}'", dims_text(dims))};
+  if (chips() > 65536)
+    return IciConfigIssue{"dims", "at most 65536 chips", fmt::format("'{}' ({} chips)", dims_text(dims), chips())};
+  if (topology == IciTopologyKind::none) return std::nullopt;
+  if (!(link_gbps > 0)) return IciConfigIssue{"link_gbps", "a bandwidth > 0 GB/s", fmt::format("{}", link_gbps)};
+  if (!(link_latency_ns >= 0))
+    return IciConfigIssue{"link_latency_ns", "a latency >= 0 ns", fmt::format("{}", link_latency_ns)};
+  if (ports < ports_needed())
+    return IciConfigIssue{"ports",
+                          fmt::format("at least {} (a {} {} uses two ports per dimension longer than one chip)",
+                                      ports_needed(), topology_name(topology), dims_text(dims)),
+                          fmt::format("{}", ports)};
+  if (chunk_bytes == 0) return IciConfigIssue{"chunk_bytes", "a size > 0", "0"};
+  if (algorithm == CollectiveAlgorithm::torus && topology == IciTopologyKind::ring)
+    return IciConfigIssue{"algorithm", "ring or bidir_ring on a ring topology", "torus"};
+  return std::nullopt;
+}
+
+}  // namespace systolic

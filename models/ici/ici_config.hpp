@@ -1,0 +1,44 @@
+#pragma once
+// The inter-chip interconnect (ICI) of a multi-chip system, as the config describes it:
+// how the chips are wired (ring, 2-D or 3-D torus with its dimensions), what one link can do,
+// and which algorithm the compiler lowers collectives to. Field names are the suffixes of the
+// config keys ("link_gbps" -> `ici.link_gbps`); docs/interconnect.md describes the model.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace systolic {
+
+enum class IciTopologyKind { none, ring, torus2d, torus3d };
+enum class CollectiveAlgorithm { ring, bidir_ring, torus };
+
+struct IciConfigIssue {
+  std::string field;
+  std::string expected;
+  std::string got;
+};
+
+struct IciConfig {
+  IciTopologyKind topology = IciTopologyKind::none;  // none: a single chip, no ICI engine
+  std::vector<int64_t> dims;        // chips along each dimension (ring: 1 entry, torus3d: 3)
+  double link_gbps = 45.0;          // GB/s per link per direction
+  double link_latency_ns = 1000.0;  // per hop: wire, SerDes and router
+  int64_t ports = 4;                // ICI ports per chip; the topology needs 2 per wrapped dim
+  uint64_t chunk_bytes = 64 * 1024; // a message crosses the network in chunks of this size
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::bidir_ring;
+
+  // Chips in the system: the product of dims (1 without a topology).
+  int64_t chips() const;
+  // Dimensions the topology kind needs: ring 1, torus2d 2, torus3d 3, none 0.
+  size_t dimensions_needed() const;
+  // Ports the wiring uses: two (one per direction) for every dimension longer than one chip.
+  int64_t ports_needed() const;
+  std::optional<IciConfigIssue> validate() const;
+};
+
+std::string topology_name(IciTopologyKind kind);       // "torus2d"
+std::string algorithm_name(CollectiveAlgorithm algo);  // "bidir_ring"
+std::string dims_text(const std::vector<int64_t>& dims);  // "2x4"
+
+}  // namespace systolic

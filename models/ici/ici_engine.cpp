@@ -1,0 +1,102 @@
+#include "models/ici/ici_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/common/clock.hpp"
+
+namespace systolic {
+
+int IciFabric::semaphore_id(int chip, const std::string& name) const {
+  const auto& names = *semaphore_names.at(static_cast<size_t>(chip));
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+IciEngine::IciEngine(const sc_core::sc_module_name& name, int chip, std::vector<Instruction> stream,
+                     SemaphoreBank& semaphores, IciFabric& fabric, uint64_t quantum_cycles)
+    : Engine(name, {EngineKind::ici, 0}, std::move(stream), semaphores),
+      chip_(chip),
+      fabric_(fabric),
+      quantum_ps_(quantum_cycles * kTicksPerCycle) {}
+
+std::optional<std::string> IciEngine::check(const IciOp& op) const {
+  const int chips = fabric_.network.topology().chips();
+  for (const IciCopy& c : op.copies) {
+    if (c.to < 0 || c.to >= chips || c.to == chip_)
+      return fmt::format("message to chip {}: expected another chip of the system's {}", c.to, chips);
+    if (fabric_.semaphore_id(c.to, c.recv_sem) < 0)
+      return fmt::format("message to chip {} signals semaphore '{}', which chip {}'s program does not declare",
+                         c.to, c.recv_sem, c.to);
+    const auto fits = [&](int chip, uint64_t addr) {
+      const uint64_t cap = fabric_.hbms[static_cast<size_t>(chip)]->config().capacity_bytes;
+      return addr <= cap && c.bytes <= cap - addr;
+    };
+    if (c.via_hbm && !(fits(chip_, c.src_addr) && fits(c.to, c.dst_addr)))
+      return fmt::format("message to chip {} ({} B) reaches past hbm.capacity_bytes", c.to, c.bytes);
+  }
+  return std::nullopt;
+}
+
+void IciEngine::execute(const Instruction& instruction) {
+  const auto* op = std::get_if<IciOp>(&instruction.op);
+  if (!op) return;
+  IciNetwork& net = fabric_.network;
+  const uint64_t chunk = net.config().chunk_bytes;
+  struct Flow {
+    const IciCopy* copy;
+    std::vector<int> route;
+    uint64_t sent = 0;       // bytes booked so far
+    uint64_t ready = 0;      // when the next chunk may be read and enter the network
+    uint64_t prev_left = 0;  // when the chunk before the last one left the source's port
+    uint64_t arrived = 0;  // when the last booked chunk landed
+  };
+  const uint64_t start = sc_core::sc_time_stamp().value();
+  std::vector<Flow> flows;
+  for (const IciCopy& c : op->copies)
+    flows.push_back({&c, net.topology().route(chip_, c.to, c.tie), 0, start, start, start});
+  HbmCore& src_hbm = *fabric_.hbms[static_cast<size_t>(chip_)];
+  for (;;) {
+    // The message whose next chunk is ready first goes next: messages of one instruction
+    // leave through their ports side by side.
+    Flow* f = nullptr;
+    for (Flow& x : flows)
+      if (x.sent < x.copy->bytes && (!f || x.ready < f->ready)) f = &x;
+    if (!f) break;
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (f->ready > now + quantum_ps_) sc_core::wait(sc_core::sc_time::from_value(f->ready - now));
+    const IciCopy& c = *f->copy;
+    const uint64_t bytes = std::min(chunk, c.bytes - f->sent);
+    uint64_t ready = f->ready;
+    if (c.via_hbm) ready = src_hbm.access(c.src_addr + f->sent, bytes, false, ready);
+    const IciNetwork::Booking b = net.book(f->route, bytes, ready, sc_core::sc_time_stamp().value());
+    uint64_t landed = b.arrived;
+    if (c.via_hbm)
+      landed = fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f->sent, bytes, true, landed);
+    f->arrived = std::max(f->arrived, landed);
+    // A port buffers two chunks: the next one may be read while this one crosses the link,
+    // once the one before this has left.
+    f->ready = std::max(ready, f->prev_left);
+    f->prev_left = b.sent;
+    f->sent += bytes;
+    ++stats_.chunks;
+  }
+  // Deliver in landing order: each message signals its receiver when its last byte is there.
+  std::vector<Flow*> order;
+  for (Flow& f : flows) order.push_back(&f);
+  std::stable_sort(order.begin(), order.end(), [](const Flow* a, const Flow* b) { return a->arrived < b->arrived; });
+  for (Flow* f : order) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (f->arrived > now) sc_core::wait(sc_core::sc_time::from_value(f->arrived - now));
+    fabric_.semaphores[static_cast<size_t>(f->copy->to)]->signal(fabric_.semaphore_id(f->copy->to, f->copy->recv_sem));
+    ++stats_.messages;
+    stats_.bytes_sent += f->copy->bytes;
+  }
+  // The engine's instruction ends on a whole cycle, as every engine's does.
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t end = (now + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
+  if (end > now) sc_core::wait(sc_core::sc_time::from_value(end - now));
+}
+
+}  // namespace systolic

@@ -1,0 +1,58 @@
+#pragma once
+// A chip's ICI engine: a SystemC engine whose instructions send messages to other chips
+// (sim/program.hpp IciOp). It books each message chunk by chunk on the shared network
+// (models/ici/ici_network.hpp) and, with a real memory system, on the source and destination
+// HBM models; when a message's last byte has landed it signals the destination chip's
+// semaphore. Like the DMA engines it books at most a quantum ahead of simulated time before
+// yielding, so messages of different chips on one link interleave.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/chip/engine.hpp"
+#include "models/hbm/hbm_core.hpp"
+#include "models/ici/ici_network.hpp"
+
+namespace systolic {
+
+// What the engines of all chips share: the network, and each chip's semaphores and HBM
+// (indexed by chip). Owned by the system; filled in as its chips are built.
+struct IciFabric {
+  explicit IciFabric(IciNetwork net) : network(std::move(net)) {}
+  IciNetwork network;
+  std::vector<SemaphoreBank*> semaphores;
+  std::vector<HbmCore*> hbms;
+  std::vector<const std::vector<std::string>*> semaphore_names;  // each chip's program's
+  // The id of `name` in chip `chip`'s program, or -1.
+  int semaphore_id(int chip, const std::string& name) const;
+};
+
+struct IciStats {
+  uint64_t messages = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t chunks = 0;
+};
+
+class IciEngine : public Engine {
+ public:
+  IciEngine(const sc_core::sc_module_name& name, int chip, std::vector<Instruction> stream,
+            SemaphoreBank& semaphores, IciFabric& fabric, uint64_t quantum_cycles);
+
+  // nullopt when the engine can send every message of `op`, else what is wrong (a destination
+  // outside the system or this chip itself, a semaphore the destination does not declare).
+  // Call once every chip of the fabric is registered.
+  std::optional<std::string> check(const IciOp& op) const;
+  const IciStats& stats() const { return stats_; }
+
+ protected:
+  void execute(const Instruction& instruction) override;
+
+ private:
+  int chip_;
+  IciFabric& fabric_;
+  uint64_t quantum_ps_;
+  IciStats stats_;
+};
+
+}  // namespace systolic

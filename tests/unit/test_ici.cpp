@@ -1,0 +1,185 @@
+// The interconnect: topology and routes, link timing and contention, and collectives against
+// their closed forms (docs/interconnect.md).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "fixtures.hpp"
+#include "models/ici/ici_network.hpp"
+#include "models/ici/topology.hpp"
+#include "sim/compile.hpp"
+#include "sim/error.hpp"
+#include "sim/simulate.hpp"
+
+using namespace systolic;
+
+namespace {
+
+// 1000 MHz, so a cycle is a ns; 100 GB/s links are 100 B per cycle.
+ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, CollectiveAlgorithm algo,
+                         double latency_ns = 1000) {
+  ChipConfig c = testing::tiny_chip(1, MxuModel::fast);
+  c.ici.topology = topo;
+  c.ici.dims = std::move(dims);
+  c.ici.link_gbps = 100;
+  c.ici.link_latency_ns = latency_ns;
+  c.ici.ports = 6;
+  c.ici.algorithm = algo;
+  return c;
+}
+
+Workload one_collective(CollectiveKind kind, uint64_t bytes) {
+  Workload w;
+  w.name = "collective";
+  CollectiveWork c;
+  c.name = "x";
+  c.kind = kind;
+  c.bytes = bytes;
+  c.source = "test:1";
+  w.collectives.push_back(c);
+  return w;
+}
+
+SystemResult run(const ChipConfig& c, const Workload& w) {
+  return simulate_system(c, compile_system(c, std::vector<Workload>(static_cast<size_t>(c.ici.chips()), w)));
+}
+
+uint64_t vpu_busy(const SystemResult& r) {
+  uint64_t most = 0;
+  for (const auto& chip : r.chips)
+    for (const auto& e : chip.engines)
+      if (e.id.kind == EngineKind::vpu) most = std::max(most, e.busy_cycles);
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("Torus coordinates, dimension-order routes and the snake ring", "[ici]") {
+  const Topology t({2, 4});
+  REQUIRE(t.chips() == 8);
+  CHECK(t.coords(5) == std::vector<int64_t>{1, 2});
+  CHECK(t.chip_at({1, 2}) == 5);
+  CHECK(t.neighbor(0, 1, -1) == 6);  // wraps: (0,0) -> (0,3)
+  // (0,0) -> (1,3): x first (+1), then y the short way round (-1, through the wrap link).
+  const auto r = t.route(0, 7);
+  REQUIRE(r.size() == 2);
+  CHECK(t.link_name(r[0]) == "chip0.x+");
+  CHECK(t.link_name(r[1]) == "chip1.y-");
+  // Half-way round a ring of 4 (y offset 2) both ways are equal: the tie decides.
+  CHECK(t.link_name(t.route(0, 4, +1)[0]) == "chip0.y+");
+  CHECK(t.link_name(t.route(0, 4, -1)[0]) == "chip0.y-");
+  CHECK(t.route(0, 4).size() == 2);
+  // The snake visits every chip once and each step, the closing one too, is one hop.
+  for (const Topology& topo : {Topology({8}), Topology({2, 4}), Topology({4, 4}), Topology({4, 4, 4})}) {
+    const auto order = topo.ring_order();
+    CHECK(std::set<int>(order.begin(), order.end()).size() == static_cast<size_t>(topo.chips()));
+    for (size_t i = 0; i < order.size(); ++i)
+      CHECK(topo.route(order[i], order[(i + 1) % order.size()]).size() == 1);
+  }
+}
+
+TEST_CASE("A message takes bytes / bandwidth + hops x latency; two flows on one link share it", "[ici]") {
+  IciConfig c;
+  c.topology = IciTopologyKind::ring;
+  c.dims = {8};
+  c.link_gbps = 100;  // 0.1 B per ps at 1000 MHz
+  c.link_latency_ns = 500;
+  c.chunk_bytes = 1000;
+  IciNetwork net(c, 1000.0);
+  const Topology& t = net.topology();
+  // One chunk over three hops: 10 ns on each link, cut through: 10 + 3 x 500 ns.
+  const auto b = net.book(t.route(0, 3), 1000, 0);
+  CHECK(b.sent == 10000);
+  CHECK(b.arrived == 10000 + 3 * 500000);
+  // A second chunk on the same first link waits for it; the link carried both.
+  const auto b2 = net.book(t.route(0, 1), 1000, 0);
+  CHECK(b2.sent == 20000);
+  CHECK(net.links()[static_cast<size_t>(t.link(0, 0, +1))].bytes == 2000);
+}
+
+TEST_CASE("Ring all-reduce takes 2(N-1)/N S / link bandwidth plus the latency terms", "[ici]") {
+  const uint64_t S = 64ull << 20;
+  for (int64_t n : {2, 4, 8}) {
+    const ChipConfig c = system_config(IciTopologyKind::ring, {n}, CollectiveAlgorithm::ring);
+    const SystemResult r = run(c, one_collective(CollectiveKind::all_reduce, S));
+    // 2(N-1) steps, each S/N bytes over one link (100 B/cycle) and one hop (1000 cycles).
+    const double formula = 2.0 * (n - 1) / n * S / 100.0 + 2.0 * (n - 1) * 1000.0;
+    INFO("N = " << n << ": " << r.total_cycles << " cycles vs " << formula);
+    CHECK(r.total_cycles >= formula);
+    CHECK(r.total_cycles <= formula * 1.05);
+    // The additions run on the VPU: N-1 of them, one per reduce-scatter step.
+    CHECK(vpu_busy(r) > 0);
+    // Every link of the ring carried 2(N-1)/N S bytes.
+    for (const auto& l : r.links)
+      if (l.name.back() == '+') CHECK(l.bytes == 2 * (n - 1) * (S / n));
+  }
+}
+
+TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]") {
+  const uint64_t S = 64ull << 20;
+  const SystemResult one = run(system_config(IciTopologyKind::ring, {8}, CollectiveAlgorithm::ring),
+                               one_collective(CollectiveKind::all_reduce, S));
+  const SystemResult both = run(system_config(IciTopologyKind::ring, {8}, CollectiveAlgorithm::bidir_ring),
+                                one_collective(CollectiveKind::all_reduce, S));
+  // Half the data each way: half the time, latency terms aside.
+  const double bidir = 2.0 * 7 / 8 * (S / 2) / 100.0 + 2.0 * 7 * 1000.0;
+  CHECK(both.total_cycles >= bidir);
+  CHECK(both.total_cycles <= bidir * 1.05);
+  CHECK(both.total_cycles < one.total_cycles * 0.55);
+  // 2x4 torus, dimension by dimension: reduce-scatter along x (2 chips, S/2 each way: one
+  // step of S/4), then along y (4 chips on S/2: 3 steps of S/16); all-gather back.
+  const SystemResult torus = run(system_config(IciTopologyKind::torus2d, {2, 4}, CollectiveAlgorithm::torus),
+                                 one_collective(CollectiveKind::all_reduce, S));
+  const double t = 2.0 * ((S / 4) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 16) / 100.0 + 1000.0);
+  CHECK(torus.total_cycles >= t);
+  CHECK(torus.total_cycles <= t * 1.05);
+}
+
+TEST_CASE("All-to-all on a 4x4 torus is limited by its bisection bandwidth", "[ici]") {
+  // 16 chips each send S/16 to every chip. Cutting the torus in two halves of 8 across x cuts
+  // 2 links per row in each direction, 8 in all; 8 x 8 x S/16 = 4S bytes must cross each way:
+  // at least 4S / (8 x 100 B/cycle) = S / 200 cycles. Balanced routes (half-way ties split by
+  // coordinate parity) load every link with exactly S/2, so the bound is met.
+  const uint64_t S = 16ull << 20;
+  const ChipConfig c = system_config(IciTopologyKind::torus2d, {4, 4}, CollectiveAlgorithm::torus, 100);
+  const SystemResult r = run(c, one_collective(CollectiveKind::all_to_all, S));
+  const double bound = S / 200.0;
+  INFO(r.total_cycles << " cycles vs bisection bound " << bound);
+  CHECK(r.total_cycles >= bound);
+  CHECK(r.total_cycles <= bound * 1.10 + 4 * 100);
+  for (const auto& l : r.links) CHECK(l.bytes == S / 2);
+}
+
+TEST_CASE("A one-chip system runs a GEMM list exactly as the single chip does", "[ici]") {
+  ChipConfig c = testing::tiny_chip(2, MxuModel::fast);
+  const Workload w = testing::gemm_workload({{"a", 37, 20, 9}, {"b", 5, 9, 30}});
+  const SimResult single = simulate(c, compile(c, w));
+  c.ici.topology = IciTopologyKind::ring;
+  c.ici.dims = {1};
+  const SystemResult sys = simulate_system(c, compile_system(c, {w}));
+  CHECK(sys.total_cycles == single.total_cycles);
+  REQUIRE(sys.chips.size() == 1);
+  for (size_t i = 0; i < single.engines.size(); ++i)
+    CHECK(sys.chips[0].engines[i].busy_cycles == single.engines[i].busy_cycles);
+}
+
+TEST_CASE("Interconnect configs and programs that cannot work are rejected", "[ici]") {
+  IciConfig c;
+  c.topology = IciTopologyKind::torus2d;
+  c.dims = {8};
+  REQUIRE(c.validate());
+  CHECK(c.validate()->field == "dims");
+  c.dims = {2, 4};
+  c.link_gbps = 0;
+  CHECK(c.validate()->field == "link_gbps");
+  c.link_gbps = 45;
+  c.ports = 2;
+  CHECK(c.validate()->field == "ports");
+  // A collective on a single chip names the key to set.
+  const ChipConfig single = testing::tiny_chip(1, MxuModel::fast);
+  CHECK_THROWS_WITH(compile(single, one_collective(CollectiveKind::all_gather, 1024)),
+                    Catch::Contains("ici.topology is none"));
+  // A system needs one program per chip.
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, CollectiveAlgorithm::ring);
+  CHECK_THROWS_WITH(simulate_system(ring, {Program{}}), Catch::Contains("4 chips"));
+}
