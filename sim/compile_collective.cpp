@@ -54,19 +54,28 @@ class Lowering {
       uint64_t base, bytes;
       int recv, sum;
     };
+    // Semaphores per phase, shared by the collective's instances (counts accumulate).
+    const size_t p = phase_++;
+    if (p == phase_sems_.size()) {
+      std::vector<std::pair<int, int>> sems;
+      for (int dir : ph.dirs) {
+        const std::string tag = fmt::format("L{}.{}.p{}{}", layer_, c_.name, p, dir > 0 ? '+' : '-');
+        sems.emplace_back(t_.new_semaphore(tag + ".recv"), ph.reduce ? t_.new_semaphore(tag + ".sum") : -1);
+      }
+      phase_sems_.push_back(std::move(sems));
+    }
+    const uint64_t done_before = instance_ * static_cast<uint64_t>(n - 1);  // earlier instances' counts
     std::vector<Way> ways;
     for (size_t i = 0; i < ph.dirs.size(); ++i) {
       const auto [base, bytes] = part(ph.bytes, ph.dirs.size(), i);
-      const std::string tag = fmt::format("L{}.{}.p{}{}", layer_, c_.name, phase_++, ph.dirs[i] > 0 ? '+' : '-');
-      ways.push_back({ph.dirs[i], base, bytes, t_.new_semaphore(tag + ".recv"),
-                      ph.reduce ? t_.new_semaphore(tag + ".sum") : -1});
+      ways.push_back({ph.dirs[i], base, bytes, phase_sems_[p][i].first, phase_sems_[p][i].second});
     }
     const int64_t r = static_cast<int64_t>(ph.rank);
     for (int64_t s = 0; s + 1 < n; ++s) {
       IciOp op;
       Instruction send{op, layer_, s == 0 ? before : std::vector<SemWait>{}, {}};
       for (const Way& way : ways) {
-        if (s > 0) send.waits.push_back({ph.reduce ? way.sum : way.recv, static_cast<uint64_t>(s)});
+        if (s > 0) send.waits.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(s)});
         // Block sent at step s: reduce-scatter passes on the partial sum it just added;
         // all-gather passes on what it received (after a reduce-scatter, starting with the
         // block it finished).
@@ -93,13 +102,19 @@ class Lowering {
         const uint64_t elems = std::max<uint64_t>(1, part(way.bytes, static_cast<uint64_t>(n), block).second / w);
         const int64_t cols = static_cast<int64_t>(std::min<uint64_t>(elems, 1024));
         VpuOp add{VectorKind::add, static_cast<int64_t>((elems + cols - 1) / cols), cols, c_.dtype};
-        Instruction sum{add, layer_, {{way.recv, static_cast<uint64_t>(s + 1)}}, {way.sum}};
+        Instruction sum{add, layer_, {{way.recv, done_before + static_cast<uint64_t>(s + 1)}}, {way.sum}};
         stream_of(t_.program, {EngineKind::vpu, 0}).instructions.push_back(std::move(sum));
       }
     }
     std::vector<SemWait> done;
-    for (const Way& way : ways) done.push_back({ph.reduce ? way.sum : way.recv, static_cast<uint64_t>(n - 1)});
+    for (const Way& way : ways) done.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(n - 1)});
     return done;
+  }
+
+  // The next instance: the same phases again, on the same semaphores.
+  void next_instance() {
+    ++instance_;
+    phase_ = 0;
   }
 
   // Every member sends each other member its share at once; done when n - 1 messages are in.
@@ -111,7 +126,8 @@ class Lowering {
     int64_t parity = 0;
     for (int64_t x : topo.coords(static_cast<int>(rank))) parity += x;
     const int tie = parity % 2 ? -1 : +1;
-    const int recv = t_.new_semaphore(fmt::format("L{}.{}.recv", layer_, c_.name));
+    if (phase_sems_.empty()) phase_sems_.push_back({{t_.new_semaphore(fmt::format("L{}.{}.recv", layer_, c_.name)), -1}});
+    const int recv = phase_sems_[0][0].first;
     Instruction send{IciOp{}, layer_, std::move(before), {}};
     uint64_t offset = 0;
     for (uint64_t j = 0; j < n; ++j) {
@@ -132,7 +148,7 @@ class Lowering {
       offset += bytes;
     }
     ici_.instructions.push_back(std::move(send));
-    return {{recv, n - 1}};
+    return {{recv, (instance_ + 1) * (n - 1)}};
   }
 
  private:
@@ -140,7 +156,9 @@ class Lowering {
   const CollectiveWork& c_;
   int layer_;
   Stream& ici_;
-  int phase_ = 0;
+  size_t phase_ = 0;
+  uint64_t instance_ = 0;
+  std::vector<std::vector<std::pair<int, int>>> phase_sems_;  // per phase, per direction: recv, sum
 };
 
 }  // namespace
@@ -162,51 +180,53 @@ Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Pro
                                  c.source, c.name));
   const Topology topo(ici.dims);
   const int layer = static_cast<int>(t.program.layers.size());
-  t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, 1, 0, c.source, "collective"});
+  t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, c.repeat, 0, c.source, "collective"});
   if (!c.send_bytes.empty() && c.send_bytes.size() != static_cast<size_t>(topo.chips()))
     throw InputError(fmt::format("{}: collective '{}': {} send sizes for {} chips", c.source, c.name,
                                  c.send_bytes.size(), topo.chips()));
-
-  // What the first messages wait for: the whole input.
-  Instruction probe{IciOp{}, layer, {}, {}};
-  input.add_wait(probe, 0, 1);
-  std::vector<SemWait> ready = probe.waits;
 
   Lowering low(t, c, layer);
   const auto order = topo.ring_order();
   const size_t rank = static_cast<size_t>(std::find(order.begin(), order.end(), t.chip) - order.begin());
   std::vector<SemWait> done;
-  if (c.kind == CollectiveKind::all_to_all) {
-    done = low.all_to_all(topo, static_cast<size_t>(t.chip), ready);
-  } else if (ici.algorithm != CollectiveAlgorithm::torus) {
-    const std::vector<int> dirs = ici.algorithm == CollectiveAlgorithm::ring ? std::vector<int>{+1}
-                                                                             : std::vector<int>{+1, -1};
-    const bool rs = c.kind != CollectiveKind::all_gather, ag = c.kind != CollectiveKind::reduce_scatter;
-    done = ready;
-    if (rs) done = low.ring({order, rank, c.bytes, true, false, dirs}, done);
-    if (ag) done = low.ring({order, rank, c.bytes, false, rs, dirs}, done);
-  } else {
-    // Dimension by dimension: reduce-scatter along x, then y, ... (each on what the one before
-    // left), all-gather back in reverse order.
-    const auto& dims = topo.dims();
-    const auto line_rank = [&](size_t d) {
-      const auto line = topo.line(t.chip, d);
-      return std::pair{line, static_cast<size_t>(std::find(line.begin(), line.end(), t.chip) - line.begin())};
-    };
-    done = ready;
-    uint64_t bytes = c.bytes;
-    if (c.kind != CollectiveKind::all_gather)
-      for (size_t d = 0; d < dims.size(); ++d) {
-        const auto [line, r] = line_rank(d);
-        done = low.ring({line, r, bytes, true, false, {+1, -1}}, done);
-        bytes /= static_cast<uint64_t>(dims[d]);
-      }
-    if (c.kind != CollectiveKind::reduce_scatter) {
-      if (c.kind == CollectiveKind::all_gather) bytes = c.bytes / static_cast<uint64_t>(topo.chips());
-      for (size_t d = dims.size(); d-- > 0;) {
-        bytes *= static_cast<uint64_t>(dims[d]);
-        const auto [line, r] = line_rank(d);
-        done = low.ring({line, r, bytes, false, c.kind == CollectiveKind::all_reduce, {+1, -1}}, done);
+  for (int64_t instance = 0; instance < c.repeat; ++instance, low.next_instance()) {
+    // What instance i's first messages wait for: instance i of the input (all of it when the
+    // counts differ).
+    Instruction probe{IciOp{}, layer, {}, {}};
+    input.add_wait(probe, instance, c.repeat);
+    std::vector<SemWait> ready = probe.waits;
+    if (c.kind == CollectiveKind::all_to_all) {
+      done = low.all_to_all(topo, static_cast<size_t>(t.chip), ready);
+    } else if (ici.algorithm != CollectiveAlgorithm::torus) {
+      const std::vector<int> dirs = ici.algorithm == CollectiveAlgorithm::ring ? std::vector<int>{+1}
+                                                                               : std::vector<int>{+1, -1};
+      const bool rs = c.kind != CollectiveKind::all_gather, ag = c.kind != CollectiveKind::reduce_scatter;
+      done = ready;
+      if (rs) done = low.ring({order, rank, c.bytes, true, false, dirs}, done);
+      if (ag) done = low.ring({order, rank, c.bytes, false, rs, dirs}, done);
+    } else {
+      // Dimension by dimension: reduce-scatter along x, then y, ... (each on what the one before
+      // left), all-gather back in reverse order.
+      const auto& dims = topo.dims();
+      const auto line_rank = [&](size_t d) {
+        const auto line = topo.line(t.chip, d);
+        return std::pair{line, static_cast<size_t>(std::find(line.begin(), line.end(), t.chip) - line.begin())};
+      };
+      done = ready;
+      uint64_t bytes = c.bytes;
+      if (c.kind != CollectiveKind::all_gather)
+        for (size_t d = 0; d < dims.size(); ++d) {
+          const auto [line, r] = line_rank(d);
+          done = low.ring({line, r, bytes, true, false, {+1, -1}}, done);
+          bytes /= static_cast<uint64_t>(dims[d]);
+        }
+      if (c.kind != CollectiveKind::reduce_scatter) {
+        if (c.kind == CollectiveKind::all_gather) bytes = c.bytes / static_cast<uint64_t>(topo.chips());
+        for (size_t d = dims.size(); d-- > 0;) {
+          bytes *= static_cast<uint64_t>(dims[d]);
+          const auto [line, r] = line_rank(d);
+          done = low.ring({line, r, bytes, false, c.kind == CollectiveKind::all_reduce, {+1, -1}}, done);
+        }
       }
     }
   }

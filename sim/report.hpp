@@ -2,6 +2,7 @@
 // report.json (schema in docs/report.md; bump kReportSchemaVersion on any incompatible change)
 // and the terminal summary printed from it.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,12 @@ constexpr int kReportSchemaVersion = 1;
 
 nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& workload,
                                    const Program& program, const SimResult& result);
+
+// A multi-chip run: the system, each chip's report (without the shared config), every ICI
+// link, every collective (time and exposed time on the slowest chip), totals and energy.
+nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                          const std::vector<Program>& programs, const SystemResult& result);
+std::string format_system_summary(const nlohmann::ordered_json& report);
 
 // Per-layer table and totals, for the terminal.
 std::string format_summary(const nlohmann::ordered_json& report);

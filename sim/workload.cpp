@@ -76,4 +76,14 @@ Workload load_workload(const std::string& path, const WorkloadOptions& options) 
        "(.csv); see docs/workloads.md");
 }
 
+std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
+  using namespace workload_detail;
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if ((ext == ".yaml" || ext == ".yml") && std::ifstream(path) && is_model_file(path))
+    return load_model_workloads(path, options, chips);
+  if (options.tp != 1 || options.ep != 1)
+    fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
+  return std::vector<Workload>(static_cast<size_t>(chips), load_workload(path, options));
+}
+
 }  // namespace systolic

@@ -51,6 +51,7 @@ struct CollectiveWork {
   uint64_t bytes = 0;
   DType dtype = DType::bf16;          // element type of the reduction's additions
   std::vector<uint64_t> send_bytes;   // all_to_all: bytes to member i (empty: bytes / n each)
+  int64_t repeat = 1;                 // instances, one after another (e.g. one per layer)
   size_t after_gemms = 0;             // runs after this many entries of `gemms`
   size_t after_vectors = 0;           // ... and after this many entries of `vectors`
   std::string source;
@@ -68,11 +69,23 @@ struct Workload {
 struct WorkloadOptions {
   std::string bucket;               // "BxS" (prefill) or "BxL" (decode); required for models
   std::string phase = "prefill";    // prefill | decode
+  // Multi-chip systems (docs/interconnect.md, "Sharding"): tensor- and expert-parallel
+  // degrees and the MoE token routing.
+  int64_t tp = 1;
+  int64_t ep = 1;
+  std::string routing = "uniform";  // uniform | skewed (Zipf)
+  double skew = 1.0;
+  uint64_t routing_seed = 1;
 };
 
 // Reads a GEMM list, a SCALE-Sim CSV or a transformer model (a YAML file with `d_model`),
 // the latter lowered at options.bucket and options.phase (docs/transformers.md). Throws
 // InputError naming the file and line on any problem.
 Workload load_workload(const std::string& path, const WorkloadOptions& options = {});
+
+// One workload per chip of a `chips`-chip system: a transformer model sharded with
+// options.tp / options.ep (each chip its share and the collectives between them), any other
+// workload as it is on every chip. Throws InputError as load_workload does.
+std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips);
 
 }  // namespace systolic

@@ -28,6 +28,7 @@ Workload load_gemm_yaml(const std::string& path);
 // A YAML file whose top level has `d_model`: a transformer model (workload_model.cpp).
 bool is_model_file(const std::string& path);
 Workload load_model_workload(const std::string& path, const WorkloadOptions& options);
+std::vector<Workload> load_model_workloads(const std::string& path, const WorkloadOptions& options, int chips);
 Workload load_scalesim_csv(const std::string& path);
 
 }  // namespace systolic::workload_detail

@@ -2,7 +2,10 @@
 // (sim/transformer/lower.hpp) into GEMMs and vector-unit work, every layer included.
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/format.h>
+
 #include "sim/transformer/lower.hpp"
+#include "sim/transformer/shard.hpp"
 #include "sim/workload_detail.hpp"
 
 namespace systolic::workload_detail {
@@ -16,23 +19,31 @@ bool is_model_file(const std::string& path) {
   }
 }
 
-Workload load_model_workload(const std::string& path, const WorkloadOptions& options) {
-  using namespace transformer;
-  if (options.bucket.empty())
-    fail(path, 0, "a transformer model needs a static shape: give --bucket BxS (prefill) or BxL (decode)");
-  const auto phase = parse_phase(options.phase);
-  if (!phase) fail(path, 0, "--phase '" + options.phase + "': expected prefill or decode");
-  const ModelSpec model = load_model(path);
-  const Lowered lowered = lower(model, *phase, parse_bucket(options.bucket, "--bucket"));
+namespace {
 
+// The workload of a lowering: its GEMMs in order, each vector op after the GEMMs before it,
+// each placed collective before its op.
+Workload to_workload(const transformer::Lowered& lowered, const std::vector<transformer::PlacedCollective>& placed,
+                     const std::string& path, std::string name) {
+  using namespace transformer;
   Workload w;
-  w.name = file_stem(path) + "@" + std::string(phase_name(*phase)) + "-" + options.bucket;
+  w.name = std::move(name);
   w.path = path;
   w.gemms = to_gemms(lowered);
-  // to_gemms keeps the order of the matmul/attention ops; tag attention and place each
-  // vector op after the GEMMs that precede it in the lowering.
   size_t gemms_before = 0;
-  for (const TfOp& op : lowered.ops) {
+  auto next = placed.begin();
+  const auto collectives_before = [&](size_t op) {
+    for (; next != placed.end() && next->before_op <= op; ++next) {
+      CollectiveWork c = next->work;
+      c.repeat = next->repeat;
+      c.after_gemms = gemms_before;
+      c.after_vectors = w.vectors.size();
+      w.collectives.push_back(std::move(c));
+    }
+  };
+  for (size_t i = 0; i < lowered.ops.size(); ++i) {
+    const TfOp& op = lowered.ops[i];
+    collectives_before(i);
     const LayerGroup& group = lowered.groups[static_cast<size_t>(op.group)];
     if (op.gemm()) {
       if (op.kind == OpKind::attention) w.gemms[gemms_before].kind = "attention";
@@ -47,7 +58,53 @@ Workload load_model_workload(const std::string& path, const WorkloadOptions& opt
     v.source = path;
     w.vectors.push_back(std::move(v));
   }
+  collectives_before(lowered.ops.size());
   return w;
+}
+
+transformer::Lowered lower_model(const std::string& path, const WorkloadOptions& options,
+                                 transformer::ModelSpec& model) {
+  using namespace transformer;
+  if (options.bucket.empty())
+    fail(path, 0, "a transformer model needs a static shape: give --bucket BxS (prefill) or BxL (decode)");
+  const auto phase = parse_phase(options.phase);
+  if (!phase) fail(path, 0, "--phase '" + options.phase + "': expected prefill or decode");
+  model = load_model(path);
+  return lower(model, *phase, parse_bucket(options.bucket, "--bucket"));
+}
+
+std::string workload_name(const std::string& path, const WorkloadOptions& options) {
+  return file_stem(path) + "@" + options.phase + "-" + options.bucket;
+}
+
+}  // namespace
+
+Workload load_model_workload(const std::string& path, const WorkloadOptions& options) {
+  transformer::ModelSpec model;
+  const transformer::Lowered lowered = lower_model(path, options, model);
+  if (options.tp != 1 || options.ep != 1)
+    fail(path, 0, fmt::format("--tp {} --ep {}: sharding needs a multi-chip system (ici.topology)", options.tp, options.ep));
+  return to_workload(lowered, {}, path, workload_name(path, options));
+}
+
+std::vector<Workload> load_model_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
+  using namespace transformer;
+  ModelSpec model;
+  const Lowered lowered = lower_model(path, options, model);
+  ShardOptions shard_options;
+  shard_options.tp = options.tp;
+  shard_options.ep = options.ep;
+  if (options.routing != "uniform" && options.routing != "skewed")
+    fail(path, 0, "--routing '" + options.routing + "': expected uniform or skewed");
+  shard_options.routing = options.routing == "skewed" ? Routing::skewed : Routing::uniform;
+  shard_options.skew = options.skew;
+  shard_options.seed = options.routing_seed;
+  std::vector<Workload> out;
+  for (int chip = 0; chip < chips; ++chip) {
+    const ShardedLayers s = shard(lowered, model, shard_options, chip, chips);
+    out.push_back(to_workload(s.lowered, s.collectives, path, workload_name(path, options)));
+  }
+  return out;
 }
 
 }  // namespace systolic::workload_detail

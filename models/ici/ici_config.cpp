@@ -50,11 +50,16 @@ int64_t IciConfig::ports_needed() const {
 }
 
 std::optional<IciConfigIssue> IciConfig::validate() const {
+  if (topology == IciTopologyKind::none) {
+    if (chips() != 1)
+      return IciConfigIssue{"dims", "1 (one chip) with topology none; set ici.topology to wire more chips",
+                            fmt::format("'{}'", dims_text(dims))};
+    return std::nullopt;
+  }
   const size_t need = dimensions_needed();
   if (dims.size() != need)
     return IciConfigIssue{"dims",
-                          need == 0 ? "no dimensions with topology none"
-                                    : fmt::format("{} dimension{} for {} (e.g. {})", need, need > 1 ? "s" : "",
+                          fmt::format("{} dimension{} for {} (e.g. {})", need, need > 1 ? "s" : "",
                                                   topology_name(topology),
                                                   need == 1 ? "8" : need == 2 ? "2x4" : "4x4x4"),
                           fmt::format("'{}'", dims_text(dims))};
@@ -63,7 +68,6 @@ std::optional<IciConfigIssue> IciConfig::validate() const {
       return IciConfigIssue{"dims", "chip counts in [1, 4096] per dimension", fmt::format("'{}'", dims_text(dims))};
   if (chips() > 65536)
     return IciConfigIssue{"dims", "at most 65536 chips", fmt::format("'{}' ({} chips)", dims_text(dims), chips())};
-  if (topology == IciTopologyKind::none) return std::nullopt;
   if (!(link_gbps > 0)) return IciConfigIssue{"link_gbps", "a bandwidth > 0 GB/s", fmt::format("{}", link_gbps)};
   if (!(link_latency_ns >= 0))
     return IciConfigIssue{"link_latency_ns", "a latency >= 0 ns", fmt::format("{}", link_latency_ns)};

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/cli/commands.hpp"
+#include "sim/compile.hpp"
 #include "sim/config.hpp"
 #include "sim/report.hpp"
 #include "sim/error.hpp"
@@ -36,6 +37,40 @@ struct RunOptions {
 };
 }  // namespace
 
+void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
+  cmd->add_option("--tp", shape.tp, "Tensor-parallel degree of a transformer on a multi-chip config: 1 or the chip count")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ep", shape.ep, "Expert-parallel degree of a MoE transformer: 1 or the chip count (with --tp)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--routing", shape.routing, "MoE token routing with --ep: uniform (default) or skewed (Zipf)")
+      ->check(CLI::IsMember({"uniform", "skewed"}));
+  cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
+}
+
+namespace {
+// A multi-chip config: one workload per chip (sharded with --tp/--ep), one simulation.
+int run_system(const ChipConfig& config, const RunOptions& opts) {
+  if (!opts.source.trace.empty())
+    throw InputError(fmt::format("run: {} is a {}-chip system (ici.topology = {}); compiled traces describe "
+                                 "one chip: give a workload (-w)",
+                                 config.source, config.ici.chips(), topology_name(config.ici.topology)));
+  if (opts.source.workload.empty()) throw InputError("run: give a workload (-w)");
+  if (!opts.vcd.empty())
+    throw InputError("run: --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
+  const auto workloads = load_system_workloads(opts.source.workload, opts.source.shape,
+                                               static_cast<int>(config.ici.chips()));
+  const auto programs = compile_system(config, workloads);
+  const SystemResult result = simulate_system(config, programs);
+  const auto report = make_system_report(config, workloads, programs, result);
+  write_file_atomically((std::filesystem::path(opts.outdir) / "report.json").string(), report.dump(2) + "\n");
+  if (!opts.timeline.empty())
+    write_file_atomically(opts.timeline, make_system_timeline(config, programs, result).dump() + "\n");
+  if (!opts.quiet) fmt::print("{}", format_system_summary(report));
+  return 0;
+}
+}  // namespace
+
 Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
@@ -49,8 +84,10 @@ Command add_run_command(CLI::App& app) {
                   "to 32x32), engine busy/stalled, semaphores");
   cmd->add_option("--timeline", opts->timeline,
                   "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
+  add_sharding_options(cmd, opts->source.shape);
   return {cmd, [opts]() {
     const ChipConfig config = load_config(opts->config, opts->overrides);
+    if (config.ici.topology != IciTopologyKind::none) return run_system(config, *opts);
     const auto [workload, program] = load_program(config, opts->source, "run");
     const SimResult result = opts->vcd.empty() ? simulate(config, program)
                                                : simulate_with_vcd(config, program, opts->vcd);

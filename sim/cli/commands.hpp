@@ -47,6 +47,9 @@ struct LoadedProgram {
 // one is given, and whatever the reader or the compiler rejects.
 LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
 
+// --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
+void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
+
 // `--set key=value`, repeatable; shared by every command that loads a config.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides);
 

@@ -1,0 +1,177 @@
+#include "sim/transformer/shard.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "sim/error.hpp"
+
+namespace systolic::transformer {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void require_divides(const ModelSpec& m, const char* option, int64_t degree, const char* what, int64_t value) {
+  if (value % degree != 0)
+    throw InputError(fmt::format("{}: {} {} does not divide {} = {} (expected a degree that divides it)",
+                                 m.name, option, degree, what, value));
+}
+
+}  // namespace
+
+std::vector<double> expert_shares(int64_t experts, const ShardOptions& o) {
+  std::vector<double> share(static_cast<size_t>(experts), 1.0 / static_cast<double>(experts));
+  if (o.routing == Routing::uniform) return share;
+  // Zipf: the expert of popularity rank r (1-based) gets 1 / r^skew; a seeded permutation
+  // decides which expert has which rank, so the popular ones land on arbitrary chips.
+  std::vector<size_t> rank(static_cast<size_t>(experts));
+  std::iota(rank.begin(), rank.end(), 0);
+  std::mt19937_64 rng(o.seed);
+  for (size_t i = rank.size(); i > 1; --i) std::swap(rank[i - 1], rank[rng() % i]);  // Fisher-Yates
+  double total = 0;
+  for (size_t e = 0; e < rank.size(); ++e) total += std::pow(static_cast<double>(rank[e] + 1), -o.skew);
+  for (size_t e = 0; e < rank.size(); ++e) share[e] = std::pow(static_cast<double>(rank[e] + 1), -o.skew) / total;
+  return share;
+}
+
+ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, int chips) {
+  const int64_t Y = o.tp, E = o.ep;
+  if (Y != 1 && Y != chips)
+    throw InputError(fmt::format("--tp {}: expected 1 or the system's chip count ({})", Y, chips));
+  if (E != 1 && E != chips)
+    throw InputError(fmt::format("--ep {}: expected 1 or the system's chip count ({})", E, chips));
+  if (E > 1 && !m.moe) throw InputError(fmt::format("--ep {}: model '{}' has no experts (no moe section)", E, m.name));
+  if (E > 1 && Y != chips)
+    throw InputError(fmt::format("--ep {} needs --tp {} as well: attention is tensor-parallel over the chips "
+                                 "that hold the experts",
+                                 E, chips));
+  if (Y > 1) {
+    require_divides(m, "--tp", Y, "heads", m.heads);
+    if (!m.mla) require_divides(m, "--tp", Y, "kv_heads", m.kv_heads);
+    if (!m.moe || m.moe->dense_layers > 0) require_divides(m, "--tp", Y, "d_ff", m.d_ff);
+    if (m.moe && E == 1) require_divides(m, "--tp", Y, "moe.expert_ff", m.moe->expert_ff);
+  }
+  if (E > 1) require_divides(m, "--ep", E, "moe.experts", m.moe->experts);
+
+  ShardedLayers out{l, {}};
+  Lowered& s = out.lowered;
+  const uint64_t w = static_cast<uint64_t>(dtype_bytes(l.dtype));
+  const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
+  const int64_t Tl = ceil_div(T, Y);  // tokens each chip holds between blocks
+  const uint64_t act_bytes = static_cast<uint64_t>(T * m.d_model) * w;
+  const auto place = [&](size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int64_t repeat,
+                         std::vector<uint64_t> send = {}) {
+    if (Y == 1 && kind != CollectiveKind::all_to_all) return;
+    CollectiveWork c;
+    c.name = name;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.dtype = l.dtype;
+    c.send_bytes = std::move(send);
+    c.source = l.source;
+    out.collectives.push_back({before, std::move(c), repeat});
+  };
+
+  // Expert parallelism: which experts this chip owns, how many tokens each gets, and how many
+  // token-expert assignments go from each chip's T/Y tokens to each chip.
+  std::vector<uint64_t> dispatch_bytes, combine_bytes;
+  int64_t local_active = 0, local_rows = 0;
+  if (E > 1) {
+    const MoeSpec& e = *m.moe;
+    const auto share = expert_shares(e.experts, o);
+    const int64_t per_chip = e.experts / E;
+    std::vector<double> chip_share(static_cast<size_t>(E), 0.0);
+    for (int64_t x = 0; x < e.experts; ++x) chip_share[static_cast<size_t>(x / per_chip)] += share[static_cast<size_t>(x)];
+    const double assignments_here = static_cast<double>(Tl * e.top_k);  // from this chip's tokens
+    for (int64_t j = 0; j < E; ++j) {
+      const uint64_t rows = static_cast<uint64_t>(std::llround(assignments_here * chip_share[static_cast<size_t>(j)]));
+      dispatch_bytes.push_back(rows * static_cast<uint64_t>(m.d_model) * w);
+    }
+    // Results come back the way the tokens went: by symmetry (every chip routes alike) what
+    // this chip returns to chip j equals what it received from it.
+    combine_bytes = dispatch_bytes;
+    // Static shapes: every active local expert runs as many rows as the busiest one gets.
+    double busiest = 0;
+    for (int64_t x = chip * per_chip; x < (chip + 1) * per_chip; ++x) {
+      const double tokens = static_cast<double>(T * e.top_k) * share[static_cast<size_t>(x)];
+      busiest = std::max(busiest, tokens);
+      if (tokens >= 0.5) ++local_active;
+    }
+    local_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busiest - 1e-9)));
+    if (local_active == 0) local_active = 1;
+  }
+
+  bool dispatched = false;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    TfOp& op = s.ops[i];
+    const LayerGroup& g = s.groups[static_cast<size_t>(op.group)];
+    const std::string tag = fmt::format("{}.{}", g.name, op.name);
+    const bool moe = g.name == "moe_layer";
+    const bool ep_here = moe && E > 1;
+    GemmShape* gemm = std::get_if<GemmShape>(&op.shape);
+    VectorShape* vec = std::get_if<VectorShape>(&op.shape);
+    const std::string& n = op.name;
+    const bool expert = n.rfind("expert_", 0) == 0;
+    const bool shared = n.rfind("shared_", 0) == 0;
+    const bool ffn = n.rfind("ffn_", 0) == 0 && n != "ffn_norm" && n != "ffn_residual";
+    const bool tp_ffn = ffn || (shared && !ep_here) || (expert && !ep_here);
+    if (n == "pos_embed_add" || n == "attn_norm" || n == "attn_residual" || n == "ffn_norm" || n == "ffn_residual") {
+      vec->rows = Tl;
+      if (n == "attn_norm" || (n == "ffn_norm" && !ep_here))
+        place(i + 1, CollectiveKind::all_gather, act_bytes, tag + ".all_gather", g.count);
+    } else if (n == "final_norm") {
+      const int64_t rows = vec->rows;
+      vec->rows = ceil_div(rows, Y);
+      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m.d_model) * w, tag + ".all_gather", g.count);
+    } else if (n == "lm_head") {
+      gemm->n = ceil_div(gemm->n, Y);  // the vocabulary padded to a multiple of Y
+    } else if (n == "qkv_proj" || n == "q_proj" || n == "q_up" || n == "kv_up") {
+      gemm->n /= Y;
+    } else if (n == "rope") {
+      vec->cols = ceil_div(vec->cols, Y);
+    } else if (n == "attn_scores" || n == "attn_context") {
+      if (op.repeat % Y == 0) op.repeat /= Y;
+      else gemm->m = ceil_div(gemm->m, Y);  // MLA decode: one instance per slot, H query rows
+    } else if (n == "softmax") {
+      vec->rows = ceil_div(vec->rows, Y);
+    } else if (n == "q_absorb" || n == "v_up") {
+      op.repeat /= Y;
+    } else if (n == "out_proj") {
+      gemm->k /= Y;
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+    } else if (tp_ffn) {
+      if (gemm && (n.find("_gate") != std::string::npos || n.find("_up") != std::string::npos)) gemm->n /= Y;
+      else if (gemm) gemm->k /= Y;
+      else vec->cols /= Y;
+      if (n == "ffn_down") place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+    } else if (ep_here && (n == "router" || n == "router_softmax" || shared)) {
+      if (gemm) gemm->m = Tl;
+      else vec->rows = Tl;
+    } else if (ep_here && expert) {
+      if (!dispatched) {
+        place(i, CollectiveKind::all_to_all, 0, g.name + ".dispatch", g.count, dispatch_bytes);
+        dispatched = true;
+      }
+      op.repeat = local_active;
+      if (gemm) gemm->m = local_rows;
+      else vec->rows = local_rows * local_active;
+      if (n == "expert_down") place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".combine", g.count, combine_bytes);
+    } else if (n == "moe_weight" || n == "moe_combine") {
+      if (ep_here) vec->rows = Tl * m.moe->top_k;
+      else if (n == "moe_combine")
+        place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+    }
+  }
+  for (auto& c : out.collectives)
+    if (c.work.kind == CollectiveKind::all_to_all) {
+      uint64_t sum = 0;
+      for (uint64_t b : c.work.send_bytes) sum += b;
+      c.work.bytes = sum;
+    }
+  return out;
+}
+
+}  // namespace systolic::transformer
