@@ -1,0 +1,94 @@
+// Sharding a transformer over chips (sim/transformer/shard.hpp): what each chip computes adds
+// up to the unsharded model, and the collectives between them move what Megatron-style
+// tensor parallelism and expert parallelism must move.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "sim/error.hpp"
+#include "sim/transformer/shard.hpp"
+
+using namespace systolic;
+using namespace systolic::transformer;
+
+namespace {
+
+const std::string kRepo = SYSTOLIC_SOURCE_DIR;
+
+using Placed = std::pair<CollectiveKind, uint64_t>;
+
+uint64_t macs(const Lowered& l) {
+  uint64_t total = 0;
+  for (const auto& op : l.ops) total += op.macs() * static_cast<uint64_t>(l.groups[static_cast<size_t>(op.group)].count);
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("Tensor parallelism splits every MAC of Llama-2-7B prefill exactly once", "[shard]") {
+  const ModelSpec m = load_model(kRepo + "/traces/models/llama2-7b.yaml");
+  const Lowered whole = lower(m, Phase::prefill, {2, 512});
+  for (int y : {2, 4, 8}) {
+    uint64_t sum = 0;
+    for (int chip = 0; chip < y; ++chip) {
+      const ShardedLayers s = shard(whole, m, {y, 1}, chip, y);
+      sum += macs(s.lowered);
+      // Per layer: all-gathers before attention and FFN, reduce-scatters after out_proj and
+      // ffn_down, each of the [T, d] activations: 1024 x 4096 x 2 B. The head gathers the
+      // two last tokens.
+      std::vector<Placed> seen;
+      for (const auto& c : s.collectives) seen.emplace_back(c.work.kind, c.work.bytes);
+      const uint64_t act = uint64_t{1024} * 4096 * 2;
+      REQUIRE(seen.size() == 5);
+      CHECK(seen[0] == Placed(CollectiveKind::all_gather, act));
+      CHECK(seen[1] == Placed(CollectiveKind::reduce_scatter, act));
+      CHECK(seen[2] == Placed(CollectiveKind::all_gather, act));
+      CHECK(seen[3] == Placed(CollectiveKind::reduce_scatter, act));
+      CHECK(seen[4] == Placed(CollectiveKind::all_gather, uint64_t{2} * 4096 * 2));
+      CHECK(s.collectives[0].repeat == 32);  // one per layer
+    }
+    CHECK(sum == macs(whole));
+  }
+}
+
+TEST_CASE("Expert parallelism routes every token-expert assignment once", "[shard]") {
+  const ModelSpec m = load_model(kRepo + "/traces/models/deepseek-v3-moe.yaml");
+  const Lowered whole = lower(m, Phase::prefill, {1, 1024});
+  const int chips = 8;
+  const uint64_t row = 7168 * 2;  // one token's activations, bf16
+  for (Routing routing : {Routing::uniform, Routing::skewed}) {
+    ShardOptions o{chips, chips, routing, 1.0, 7};
+    uint64_t dispatched = 0;
+    std::vector<uint64_t> received(chips, 0);
+    for (int chip = 0; chip < chips; ++chip) {
+      const ShardedLayers s = shard(whole, m, o, chip, chips);
+      const PlacedCollective* dispatch = nullptr;
+      for (const auto& c : s.collectives)
+        if (c.work.name == "moe_layer.dispatch") dispatch = &c;
+      REQUIRE(dispatch);
+      for (int j = 0; j < chips; ++j) received[static_cast<size_t>(j)] += dispatch->work.send_bytes[static_cast<size_t>(j)];
+      dispatched += dispatch->work.bytes;
+    }
+    // 1024 tokens x top-8, each a row of d_model, up to rounding per (chip, chip) pair.
+    const double expected = 1024.0 * 8 * static_cast<double>(row);
+    CHECK(static_cast<double>(dispatched) == Approx(expected).margin(chips * chips * row));
+    const auto [lo, hi] = std::minmax_element(received.begin(), received.end());
+    if (routing == Routing::uniform) CHECK(*hi - *lo <= chips * row);
+    else CHECK(*hi > 2 * *lo);  // Zipf: some chips hold the popular experts
+  }
+  // The expert shares sum to one and depend on the seed only through the permutation.
+  const auto a = expert_shares(256, {1, 1, Routing::skewed, 1.0, 1});
+  const auto b = expert_shares(256, {1, 1, Routing::skewed, 1.0, 2});
+  CHECK(std::accumulate(a.begin(), a.end(), 0.0) == Approx(1.0));
+  CHECK(a != b);
+  CHECK(*std::max_element(a.begin(), a.end()) == Approx(*std::max_element(b.begin(), b.end())));
+}
+
+TEST_CASE("Sharding degrees that do not fit the model or the system are rejected", "[shard]") {
+  const ModelSpec m = load_model(kRepo + "/traces/models/llama2-70b.yaml");
+  const Lowered l = lower(m, Phase::prefill, {1, 128});
+  CHECK_THROWS_WITH(shard(l, m, {3, 1}, 0, 8), Catch::Contains("--tp 3") && Catch::Contains("chip count (8)"));
+  // 64 heads, 8 KV heads: 16 chips do not divide the KV heads.
+  CHECK_THROWS_WITH(shard(l, m, {16, 1}, 0, 16), Catch::Contains("kv_heads = 8"));
+  CHECK_THROWS_WITH(shard(l, m, {8, 8}, 0, 8), Catch::Contains("no experts"));
+}
