@@ -236,7 +236,7 @@ PYBIND11_MODULE(_systolic, m) {
 
   m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
                   const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
-                  const std::string& phase) {
+                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing) {
     if (workload.has_value() == trace.has_value())
       throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
     ResultHandle r;
@@ -244,6 +244,17 @@ PYBIND11_MODULE(_systolic, m) {
       py::gil_scoped_release release;
       // SystemC's current context is process-wide: one run at a time per process.
       std::lock_guard<std::mutex> lock(sim_mutex());
+      if (config.config.ici.topology != IciTopologyKind::none) {  // a multi-chip system
+        if (trace) throw InputError("run: compiled traces describe one chip; give a workload for a multi-chip config");
+        WorkloadOptions options{bucket.value_or(""), phase};
+        options.tp = tp;
+        options.ep = ep;
+        options.routing = routing;
+        const auto workloads = load_system_workloads(*workload, options, static_cast<int>(config.config.ici.chips()));
+        const auto programs = compile_system(config.config, workloads);
+        r.report = make_system_report(config.config, workloads, programs, simulate_system(config.config, programs));
+        return r;
+      }
       Workload wl;
       Program program;
       if (trace) {  // as `systolic run -t`
@@ -259,8 +270,10 @@ PYBIND11_MODULE(_systolic, m) {
     }
     return r;
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
-     py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
-     "Simulates a workload (or a compiled trace) on a chip; the GIL is released meanwhile. "
+     py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
+     py::arg("routing") = "uniform",
+     "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
+     "(ici.topology; a transformer sharded with tp= / ep=); the GIL is released meanwhile. "
      "Raises InputError on bad input, with the message the CLI prints.");
 
   m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,

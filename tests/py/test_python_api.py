@@ -211,3 +211,18 @@ def test_pack_equals_the_cli(tmp_path):
     assert res.to_dict() == json.loads((out / "report.json").read_text())
     assert list(res.buckets.columns)[:2] == ["phase", "shape"]
     assert "varlen ideal" in res.summary()
+
+
+def test_multichip_runs_from_python_shard_every_mac_and_repeat_bit_for_bit():
+    # Llama-2-7B over the 8 chips of a v5e 2x4 torus, twice in one process (a fresh SystemC
+    # context each time): the same report, and the chips' MACs add up to the one-chip run's.
+    v5e = systolic.load_config(str(REPO / "configs/tpu-v5e-8.yaml"))
+    model = str(REPO / "traces/models/llama2-7b.yaml")
+    first = systolic.run(v5e, model, bucket="1x256", tp=8).to_dict()
+    again = systolic.run(v5e, model, bucket="1x256", tp=8).to_dict()
+    assert first == again
+    assert len(first["chips"]) == 8 and first["collectives"]
+    single = systolic.run(str(REPO / "configs/tpu-v4i.yaml"), model, bucket="1x256").to_dict()
+    assert first["totals"]["macs"] == single["totals"]["macs"]
+    with pytest.raises(systolic.InputError, match="--tp 3"):
+        systolic.run(v5e, model, bucket="1x256", tp=3)

@@ -122,16 +122,18 @@ def _result_from_json(text):
     return Result(_systolic.result_from_json(text))
 
 
-def run(config, workload=None, trace=None, bucket=None, phase="prefill"):
+def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform"):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
     bucket="BxS" and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
     `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
-    released while simulating."""
+    released while simulating. On a multi-chip config (ici.topology) every chip runs, a
+    transformer sharded tp= / ep= ways (routing="uniform"|"skewed"), as `--tp/--ep/--routing`;
+    the Result is then the system report (docs/report.md, "Multi-chip runs")."""
     return Result(_systolic.run(_as_config(config),
                                 None if workload is None else _os.fspath(workload),
                                 None if trace is None else _os.fspath(trace),
-                                bucket, phase))
+                                bucket, phase, int(tp), int(ep), routing))
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,
