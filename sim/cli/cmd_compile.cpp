@@ -6,6 +6,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/compile.hpp"
 #include "sim/config.hpp"
+#include "sim/error.hpp"
 #include "sim/report.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload.hpp"
@@ -18,6 +19,7 @@ struct CompileOptions {
   std::vector<std::string> overrides;
   WorkloadOptions shape;
   std::string output;
+  int chip = 0;
 };
 }  // namespace
 
@@ -30,9 +32,20 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
   cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
   cmd->add_option("-o,--output", opts->output, "Trace file to write")->required();
+  cmd->add_option("--chip", opts->chip, "Multi-chip configs: the chip whose program to write (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  add_sharding_options(cmd, opts->shape);
   return {cmd, [opts]() {
     const ChipConfig config = load_config(opts->config, opts->overrides);
-    const Program program = compile(config, load_workload(opts->workload, opts->shape));
+    const int chips = static_cast<int>(config.ici.chips());
+    if (opts->chip >= chips)
+      throw InputError(fmt::format("compile: --chip {}: expected a chip of the system's {} (ici.dims = {})", opts->chip,
+                                   chips, dims_text(config.ici.dims)));
+    // One chip's program; a multi-chip system's chips are compiled alike, each for its place.
+    const auto workloads = config.ici.topology == IciTopologyKind::none
+                               ? std::vector<Workload>{load_workload(opts->workload, opts->shape)}
+                               : load_system_workloads(opts->workload, opts->shape, chips);
+    const Program program = compile(config, workloads[static_cast<size_t>(opts->chip)], opts->chip);
     write_file_atomically(opts->output, write_trace(program, config));
     return 0;
   }};

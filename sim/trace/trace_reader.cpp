@@ -40,7 +40,7 @@ class Fields {
     for (size_t i = first; i < tokens.size(); ++i) {
       if (tokens[i].key.empty())
         throw std::invalid_argument(fmt::format("expected key=value, got '{}'", tokens[i].value));
-      if (tokens[i].key == "wait" || tokens[i].key == "signal")
+      if (tokens[i].key == "wait" || tokens[i].key == "signal" || tokens[i].key == "msg")
         repeated_[tokens[i].key].push_back(tokens[i].value);
       else if (!values_.emplace(tokens[i].key, tokens[i].value).second)
         throw std::invalid_argument(fmt::format("key '{}' given twice", tokens[i].key));
@@ -243,8 +243,8 @@ class Parser {
     LayerInfo l;
     l.name = f.text("name");
     l.kind = f.text("kind");
-    if (l.kind != "matmul" && l.kind != "attention" && l.kind != "vector")
-      fail(fmt::format("key 'kind': expected matmul, attention or vector, got '{}'", l.kind));
+    if (l.kind != "matmul" && l.kind != "attention" && l.kind != "vector" && l.kind != "collective")
+      fail(fmt::format("key 'kind': expected matmul, attention, vector or collective, got '{}'", l.kind));
     l.m = f.integer("m", 1);
     l.k = f.integer("k", 1);
     l.n = f.integer("n", 1);
@@ -298,16 +298,18 @@ class Parser {
     const std::string& e = t[1].value;
     const int mxus = static_cast<int>(config_.mxu.count), dmas = static_cast<int>(config_.dma.engine.engines);
     EngineId id{EngineKind::mxu, -1};
-    for (EngineKind kind : {EngineKind::mxu, EngineKind::dma, EngineKind::vpu}) {
+    const int icis = config_.ici.topology == IciTopologyKind::none ? 0 : 1;
+    for (EngineKind kind : {EngineKind::mxu, EngineKind::dma, EngineKind::vpu, EngineKind::ici}) {
       const std::string prefix = engine_name(kind, 0).substr(0, 3);
-      const int count = kind == EngineKind::mxu ? mxus : kind == EngineKind::dma ? dmas : 1;
+      const int count = kind == EngineKind::mxu ? mxus : kind == EngineKind::dma ? dmas : kind == EngineKind::vpu ? 1 : icis;
       if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() && e.size() < prefix.size() + 6 &&
           e.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
           std::stoi(e.substr(prefix.size())) < count)
         id = {kind, std::stoi(e.substr(prefix.size()))};
     }
     if (id.index < 0)
-      fail(fmt::format("unknown engine '{}': this chip has mxu0..mxu{} and dma0..dma{}", e, mxus - 1, dmas - 1));
+      fail(fmt::format("unknown engine '{}': this chip has mxu0..mxu{}, dma0..dma{}, vpu0{}", e, mxus - 1, dmas - 1,
+                       icis ? " and ici0" : " (ici0 only on multi-chip configs, ici.topology)"));
     for (const auto& s : program_.streams)
       if (s.engine == id) fail(fmt::format("stream '{}' given twice", e));
     program_.streams.push_back({id, {}});
@@ -364,8 +366,11 @@ class Parser {
     for (const auto& s : program_.streams)
       for (const auto& i : s.instructions)
         for (int sig : i.signals) ++signals[static_cast<size_t>(sig)];
+    // On a multi-chip config, other chips' messages signal this chip's receive semaphores: a
+    // semaphore this program never signals may be one of those, which one file cannot check.
+    const bool remote = config_.ici.topology != IciTopologyKind::none;
     for (const auto& [line, w] : wait_lines_)
-      if (w.at_least > signals[static_cast<size_t>(w.sem)])
+      if (w.at_least > signals[static_cast<size_t>(w.sem)] && !(remote && signals[static_cast<size_t>(w.sem)] == 0))
         fail(fmt::format("semaphore '{}' is waited for until >= {} but only ever signalled {} time(s)",
                          program_.semaphores[static_cast<size_t>(w.sem)], w.at_least,
                          signals[static_cast<size_t>(w.sem)]),

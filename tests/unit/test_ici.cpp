@@ -10,6 +10,7 @@
 #include "sim/compile.hpp"
 #include "sim/error.hpp"
 #include "sim/simulate.hpp"
+#include "sim/trace/trace.hpp"
 
 using namespace systolic;
 
@@ -182,4 +183,18 @@ TEST_CASE("Interconnect configs and programs that cannot work are rejected", "[i
   // A system needs one program per chip.
   const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, CollectiveAlgorithm::ring);
   CHECK_THROWS_WITH(simulate_system(ring, {Program{}}), Catch::Contains("4 chips"));
+}
+
+TEST_CASE("A chip's program with ICI messages survives the trace format", "[ici][trace]") {
+  const ChipConfig c = system_config(IciTopologyKind::torus2d, {2, 4}, CollectiveAlgorithm::torus);
+  Workload w = one_collective(CollectiveKind::all_reduce, 1 << 20);
+  w.gemms.push_back({"g", 64, 32, 16});
+  const Program p = compile(c, w, 5);
+  const std::string text = write_trace(p, c);
+  CHECK(text.find("stream ici0") != std::string::npos);
+  CHECK(text.find("send layer=0 msg=") != std::string::npos);
+  CHECK(write_trace(parse_trace(text, "chip5.trace", c), c) == text);
+  // A single-chip config has no ICI engine to run it on.
+  CHECK_THROWS_WITH(parse_trace(text, "chip5.trace", testing::tiny_chip(1, MxuModel::fast)),
+                    Catch::Contains("chip5.trace:") && Catch::Contains("ici0 only on multi-chip configs"));
 }
