@@ -72,8 +72,11 @@ void IciEngine::execute(const Instruction& instruction) {
     if (c.via_hbm) ready = src_hbm.access(c.src_addr + f->sent, bytes, false, ready);
     const IciNetwork::Booking b = net.book(f->route, bytes, ready, sc_core::sc_time_stamp().value());
     uint64_t landed = b.arrived;
+    // The HBM model books in call order, so the destination's write is booked at the time the
+    // chunk sets off (booked at its far-off arrival it would hold up that chip's earlier
+    // reads); the chunk has landed once it has arrived and that write is done.
     if (c.via_hbm)
-      landed = fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f->sent, bytes, true, landed);
+      landed = std::max(landed, fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f->sent, bytes, true, ready));
     f->arrived = std::max(f->arrived, landed);
     // A port buffers two chunks: the next one may be read while this one crosses the link,
     // once the one before this has left.
