@@ -4,6 +4,12 @@
 // and the scratchpads; with dma.double_buffer every buffer has a ping and a pong copy, so the
 // load of tile t+1 overlaps the MXUs' work on tile t (docs/memory.md).
 //
+// Attention (scores GEMM -> softmax -> context GEMM) is fused: per instance (head or KV group)
+// the keys and values are loaded, a block of query rows at a time the MXUs compute the block's
+// scores into the accumulators, the VPU turns them into probabilities in vmem, and the MXUs
+// multiply those by the values; only Q, K, V and the context cross HBM (docs/memory.md,
+// "Fused attention").
+//
 // Synchronisation uses monotonic semaphores in producer/consumer pairs per buffer copy:
 // the producer of copy p waits until its `free` counter has reached every release emitted so
 // far (the previous user is done), the consumer waits until `full` has reached every fill
@@ -12,15 +18,39 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <set>
 
+#include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
 
 namespace systolic::compile_detail {
 namespace {
 
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-uint64_t align(uint64_t a) { return (a + 4095) / 4096 * 4096; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+constexpr uint64_t kHbmAlign = 4096;
+uint64_t align(uint64_t a) { return (a + kHbmAlign - 1) / kHbmAlign * kHbmAlign; }
+
+// What one copy of each buffer may use: half of its scratchpad with double buffering (ping
+// and pong), all of it without.
+struct Copies {
+  int count = 1;
+  int64_t vmem = 0, weights = 0, acc = 0;
+};
+
+Copies copies_of(const ChipConfig& c) {
+  const int n = c.dma.double_buffer ? 2 : 1;
+  return {n, static_cast<int64_t>(c.sram.vmem.capacity_bytes) / n,
+          static_cast<int64_t>(c.sram.weights.capacity_bytes) / n,
+          static_cast<int64_t>(c.sram.accumulators.capacity_bytes) / n};
+}
+
+DType dtype_of(const ChipConfig& c, const Gemm& g) { return g.dtype.value_or(c.mxu.dtype); }
 
 struct Tiling {
   int64_t m = 0, k = 0, n = 0;
@@ -32,10 +62,8 @@ constexpr int64_t kMinWeightTiles = 16;
 
 Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
   const int64_t w = dtype_bytes(dtype), R = c.mxu.rows, C = c.mxu.cols, P = c.mxu.count;
-  const int64_t copies = c.dma.double_buffer ? 2 : 1;
-  const int64_t wcap = static_cast<int64_t>(c.sram.weights.capacity_bytes) / copies;
-  const int64_t vcap = static_cast<int64_t>(c.sram.vmem.capacity_bytes) / copies;
-  const int64_t acap = static_cast<int64_t>(c.sram.accumulators.capacity_bytes) / copies;
+  const Copies cap = copies_of(c);
+  const int64_t copies = cap.count, wcap = cap.weights, vcap = cap.vmem, acap = cap.acc;
   const auto fail = [&](const std::string& why) {
     throw InputError(fmt::format("{}: layer '{}' ({}x{}x{} {}): no tiling fits: {}", g.source, g.name, g.m,
                                  g.k, g.n, dtype_name(dtype), why));
@@ -62,6 +90,174 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
                      t.n, t.k * t.n * w, wcap));
   t.m = std::max<int64_t>(1, std::min(t.m, acap / (t.n * 4)));
   return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fused attention. Per instance, Q [m, dk] x K [dk, n] -> scores, softmax, x V [n, dv] -> O [m, dv].
+
+// Ring slots per buffer copy: with two copies, up to four units of work in flight.
+constexpr int64_t kMaxSlotsPerCopy = 2;
+
+struct AttentionTiling {
+  int64_t m = 0, dk = 0, n = 0, dv = 0;  // one instance's Q [m, dk], K [dk, n], V [n, dv]
+  int64_t w = 0;                         // operand bytes (probabilities are stored in it too)
+  int64_t mq = 0, kb = 0;                // query rows and keys per block
+  int64_t q_blocks = 0, k_blocks = 0;
+  bool resident = false;  // K and V of an instance stay in the weight buffer for all its query blocks
+  int vmem_slots = 0, acc_slots = 0, weight_slots = 0;  // ring depths
+
+  int64_t q_bytes() const { return mq * dk * w; }
+  int64_t vmem_slot() const { return q_bytes() + mq * kb * w; }  // Q block, probabilities
+  int64_t s_bytes() const { return mq * kb * 4; }
+  int64_t acc_slot() const { return s_bytes() + mq * dv * 4; }   // scores, context (32-bit)
+  int64_t kv_keys() const { return resident ? n : kb; }
+  int64_t k_bytes() const { return dk * kv_keys() * w; }
+  int64_t weight_slot() const { return k_bytes() + kv_keys() * dv * w; }  // K, V
+};
+
+// The softmax between GEMMs i and i+1 when they are scores -> softmax -> context of attention:
+// both attention entries with as many instances, the context GEMM taking the scores' shape as
+// its A operand, and the one vector entry between them a softmax over exactly the scores.
+const VectorWork* attention_softmax(const ChipConfig& c, const Workload& w, size_t i) {
+  if (i + 1 >= w.gemms.size()) return nullptr;
+  const Gemm &s = w.gemms[i], &o = w.gemms[i + 1];
+  if (s.kind != "attention" || o.kind != "attention" || o.m != s.m || o.k != s.n || o.repeat != s.repeat ||
+      dtype_of(c, s) != dtype_of(c, o))
+    return nullptr;
+  const VectorWork* found = nullptr;
+  for (const VectorWork& v : w.vectors) {
+    if (v.after_gemms != i + 1) continue;
+    if (found) return nullptr;
+    found = &v;
+  }
+  if (!found || found->op.kind != VectorKind::softmax || found->op.cols != s.n) return nullptr;
+  using u128 = unsigned __int128;
+  if (static_cast<u128>(found->op.rows) * static_cast<u128>(found->repeat) !=
+      static_cast<u128>(s.m) * static_cast<u128>(s.repeat))
+    return nullptr;
+  return found;
+}
+
+// Keys per block: all of them when a block of at least a vreg's rows of scores (32-bit) and
+// probabilities fits, else whole array-column multiples. Query rows per block: as many as fit
+// beside them, in whole vreg rows, balanced over the blocks. K and V stay resident per
+// instance when both fit a weight-buffer copy. nullopt: not even one array-column of keys fits
+// (the chain then runs unfused, through HBM).
+std::optional<AttentionTiling> choose_attention_tiling(const ChipConfig& c, const Gemm& s, const Gemm& o) {
+  const Copies cap = copies_of(c);
+  AttentionTiling t;
+  t.m = s.m, t.dk = s.k, t.n = s.n, t.dv = o.n, t.w = dtype_bytes(dtype_of(c, s));
+  const int64_t sub = c.vpu.sublanes, rows_min = std::min(t.m, sub);
+  t.resident = (t.dk + t.dv) * t.n * t.w <= cap.weights;
+  int64_t kb_max = std::min(cap.acc / (rows_min * 4) - t.dv, cap.vmem / (rows_min * t.w) - t.dk);
+  if (!t.resident) kb_max = std::min(kb_max, cap.weights / ((t.dk + t.dv) * t.w));
+  if (kb_max >= t.n) {
+    t.kb = t.n;
+  } else {
+    if (kb_max < c.mxu.cols) return std::nullopt;
+    t.k_blocks = ceil_div(t.n, kb_max / c.mxu.cols * c.mxu.cols);
+    t.kb = round_up(ceil_div(t.n, t.k_blocks), c.mxu.cols);
+  }
+  t.k_blocks = ceil_div(t.n, t.kb);
+  const int64_t rows_max = std::min(cap.acc / ((t.kb + t.dv) * 4), cap.vmem / ((t.dk + t.kb) * t.w));
+  if (rows_max >= t.m) {
+    t.mq = t.m;
+  } else {
+    const int64_t step = rows_max >= sub ? sub : 1, most = rows_max / step * step;
+    t.mq = std::min(most, round_up(ceil_div(t.m, ceil_div(t.m, most)), step));
+  }
+  t.q_blocks = ceil_div(t.m, t.mq);
+  const auto depth = [&](int64_t per_copy, int64_t slot) {
+    return static_cast<int>(cap.count * (cap.count > 1 ? std::min(kMaxSlotsPerCopy, per_copy / slot) : 1));
+  };
+  t.vmem_slots = depth(cap.vmem, t.vmem_slot());
+  t.acc_slots = depth(cap.acc, t.acc_slot());
+  t.weight_slots = depth(cap.weights, t.weight_slot());
+  return t;
+}
+
+// How each workload entry is compiled.
+struct EntryPlan {
+  Tiling tiling;                           // a GEMM on its own
+  std::optional<AttentionTiling> fused;    // the scores GEMM of a fused attention chain
+  const VectorWork* softmax = nullptr;     // ... and the softmax it absorbs
+  bool fused_tail = false;                 // the context GEMM of a fused chain (emitted with it)
+};
+
+// `tile`: also choose the tiling of the GEMMs on their own (which throws for one that fits no
+// tiling); the HBM layout needs only which chains are fused.
+std::vector<EntryPlan> plan_entries(const ChipConfig& c, const Workload& w, bool tile) {
+  std::vector<EntryPlan> plans(w.gemms.size());
+  for (size_t i = 0; i < w.gemms.size(); ++i) {
+    if (plans[i].fused_tail) continue;
+    if (const VectorWork* sm = attention_softmax(c, w, i)) {
+      if (auto t = choose_attention_tiling(c, w.gemms[i], w.gemms[i + 1])) {
+        plans[i].fused = t;
+        plans[i].softmax = sm;
+        plans[i + 1].fused_tail = true;
+        continue;
+      }
+    }
+    if (tile) plans[i].tiling = choose_tiling(c, w.gemms[i], dtype_of(c, w.gemms[i]));
+  }
+  return plans;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HBM layout. Two transient regions, each as large as the largest input or output of an entry,
+// take the entries' activations in turn (an entry reads one and writes the other, which the next
+// entry reads); then every instance of every B operand gets its own region: the weights, and
+// the keys and values attention reads (the KV cache). Regions are 4 KiB aligned.
+struct HbmLayout {
+  struct Entry {
+    uint64_t a = 0, c = 0;         // input and output (transient)
+    uint64_t b = 0, b_stride = 0;  // B operand of instance r at b + r * b_stride
+  };
+  std::vector<Entry> entries;
+  HbmFootprint footprint;
+  uint64_t largest = 0;  // the largest region
+};
+
+HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<EntryPlan>& plans) {
+  HbmLayout l;
+  l.entries.resize(w.gemms.size());
+  uint64_t transient = 0;
+  for (size_t i = 0; i < w.gemms.size(); ++i) {
+    const Gemm& g = w.gemms[i];
+    const uint64_t e = static_cast<uint64_t>(dtype_bytes(dtype_of(c, g)));
+    // A fused chain reads Q (the scores' input) and writes the context (the tail's output).
+    if (!plans[i].fused_tail) transient = std::max(transient, align(g.m * g.k * e));
+    if (!plans[i].fused) transient = std::max(transient, align(g.m * g.n * e));
+  }
+  l.largest = transient;
+  uint64_t next = 2 * transient;
+  int side = 0;
+  for (size_t i = 0; i < w.gemms.size(); ++i) {
+    const Gemm& g = w.gemms[i];
+    HbmLayout::Entry& e = l.entries[i];
+    if (!plans[i].fused_tail) {
+      e.a = side * transient;
+      side ^= 1;
+    } else {
+      e.a = l.entries[i - 1].a;
+    }
+    e.c = side * transient;
+    e.b_stride = align(g.k * g.n * static_cast<uint64_t>(dtype_bytes(dtype_of(c, g))));
+    e.b = next;
+    next += e.b_stride * static_cast<uint64_t>(g.repeat);
+    l.largest = std::max(l.largest, e.b_stride);
+    (g.kind == "attention" ? l.footprint.kv_cache : l.footprint.weights) += e.b_stride * g.repeat;
+  }
+  l.footprint.activations = 2 * transient;
+  return l;
+}
+
+// Once per process and message: the same workload compiled again (a sweep, a replay) says it once.
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(message).second) fmt::print(stderr, "systolic: warning: {}\n", message);
 }
 
 // Emits instructions and keeps, per semaphore, how many signals have been emitted so far.
@@ -107,186 +303,490 @@ struct Slots {
   std::array<int, 2> full{}, free{};
 };
 
-}  // namespace
+// The shares of one matmul [m, k] x [k, n] (output columns from n0) over the MXUs: its column
+// folds split among them; a matmul one column fold wide would leave all MXUs but one idle, so
+// its rows (K) are split instead, the partial sums adding up in the accumulators.
+std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int64_t n, int64_t n0, DType dt) {
+  const ArrayShape array = c.mxu.shape();
+  const Folds f = fold_count(array, {m, k, n});
+  std::vector<MatmulOp> ops;
+  if (f.col_folds == 1 && f.row_folds > 1 && c.mxu.count > 1) {
+    const int64_t parts = std::min<int64_t>(c.mxu.count, f.row_folds);
+    for (int64_t i = 0; i < parts; ++i) {
+      const auto [f0, f1] = fold_share(f.row_folds, parts, i);
+      ops.push_back({m, std::min(f1 * array.rows, k) - f0 * array.rows, n, n0, dt});
+    }
+  } else {
+    const int64_t busy = std::min<int64_t>(c.mxu.count, f.col_folds);
+    for (int64_t i = 0; i < busy; ++i) {
+      const auto [f0, f1] = fold_share(f.col_folds, busy, i);
+      ops.push_back({m, k, std::min(f1 * array.cols, n) - f0 * array.cols, n0 + f0 * array.cols, dt});
+    }
+  }
+  return ops;
+}
 
-Program compile_tiled(const ChipConfig& config, const Workload& workload) {
-  Program program;
-  Emitter emit(config, program);
-  const int copies = config.dma.double_buffer ? 2 : 1;
-  const int dmas = static_cast<int>(config.dma.engine.engines);
+// One operand of a fused attention chain in a ring of slots laid over the copies of a buffer:
+// slot i in copy i % copies. Each use (a unit of work) takes slot use % depth; a writer waits for
+// the slot's previous readers (`free`), readers wait for its writers (`full`). The first writer
+// of a slot in the chain also waits for the buffer copy's users before the chain, and the
+// slot's last readers release the copy for those after it.
+class RingOperand {
+ public:
+  RingOperand(Emitter& emit, const std::vector<std::pair<int, int>>& sems, const Slots& copy, int copies,
+              int depth, uint64_t slot_bytes, uint64_t part_offset, int64_t uses)
+      : emit_(emit), sems_(sems), copy_(copy), copies_(copies), depth_(depth), slot_bytes_(slot_bytes),
+        part_offset_(part_offset), uses_(uses), used_(static_cast<size_t>(depth), false) {
+    for (int p = 0; p < copies; ++p) before_[p] = emit.emitted(copy.free[p]);
+  }
+  uint64_t offset(int64_t use) const {
+    const int s = slot(use);
+    return copy_.offset[s % copies_] + static_cast<uint64_t>(s / copies_) * slot_bytes_ + part_offset_;
+  }
+  // Waits for the writers of `use` (call once per use, before creating them).
+  std::vector<SemWait> acquire(int64_t use) {
+    const int s = slot(use);
+    std::vector<SemWait> waits;
+    if (emit_.emitted(sems_[s].second) > 0) waits.push_back({sems_[s].second, emit_.emitted(sems_[s].second)});
+    if (!used_[s]) {
+      used_[s] = true;
+      const int p = s % copies_;
+      if (before_[p] > 0) waits.push_back({copy_.free[p], before_[p]});
+    }
+    return waits;
+  }
+  int full(int64_t use) const { return sems_[slot(use)].first; }
+  // Waits for a reader of `use`: every writer so far.
+  std::vector<SemWait> ready(int64_t use) const {
+    const int s = full(use);
+    if (emit_.emitted(s) == 0) return {};
+    return {{s, emit_.emitted(s)}};
+  }
+  // Signals of the last readers of `use`.
+  std::vector<int> release(int64_t use) const {
+    std::vector<int> signals{sems_[slot(use)].second};
+    if (use + depth_ >= uses_) signals.push_back(copy_.free[slot(use) % copies_]);
+    return signals;
+  }
+
+ private:
+  int slot(int64_t use) const { return static_cast<int>(use % depth_); }
+  Emitter& emit_;
+  const std::vector<std::pair<int, int>>& sems_;  // full, free per slot
+  const Slots& copy_;
+  int copies_, depth_;
+  uint64_t slot_bytes_, part_offset_;
+  int64_t uses_;
+  std::vector<bool> used_;
+  std::array<uint64_t, 2> before_{};
+};
+
+void add(Instruction& i, const std::vector<SemWait>& waits) {
+  i.waits.insert(i.waits.end(), waits.begin(), waits.end());
+}
+
+class TiledCompiler {
+ public:
+  TiledCompiler(const ChipConfig& config, const Workload& workload)
+      : config_(config), workload_(workload), emit_(config, program_), copies_(copies_of(config).count),
+        dmas_(static_cast<int>(config.dma.engine.engines)), plans_(plan_entries(config, workload, true)),
+        hbm_(layout_hbm(config, workload, plans_)) {}
+
+  Program run() {
+    check_capacity();
+    declare_buffers();
+    const auto vector_work = [&](const VectorWork& v) { vector(v); };
+    for_vectors_after(workload_, 0, vector_work);
+    for (size_t i = 0; i < workload_.gemms.size(); ++i) {
+      if (plans_[i].fused_tail) continue;
+      if (plans_[i].fused) {
+        attention(i);
+        ++i;
+      } else {
+        gemm(i);
+      }
+      for_vectors_after(workload_, i + 1, vector_work);
+    }
+    return std::move(program_);
+  }
+
+ private:
   // Roles spread over the DMA engines: weights stream on one (two when there are four or
   // more engines, alternating tiles), activations load on another, outputs store on a third.
-  const auto weight_dma = [&](int64_t tile) { return dmas >= 4 && tile % 2 ? 3 : 0; };
-  const int act_dma = 1 % dmas, out_dma = 2 % dmas;
+  int weight_dma(int64_t tile) const { return dmas_ >= 4 && tile % 2 ? 3 : 0; }
+  int act_dma() const { return 1 % dmas_; }
+  int out_dma() const { return 2 % dmas_; }
+  DType dtype(size_t i) const { return dtype_of(config_, workload_.gemms[i]); }
 
-  std::vector<std::pair<const Gemm*, Tiling>> plans;
-  uint64_t a_bytes = 0, w_bytes = 0, c_bytes = 0;
-  for (const Gemm& g : workload.gemms) {
-    const DType dt = g.dtype.value_or(config.mxu.dtype);
-    const Tiling t = choose_tiling(config, g, dt);
-    const uint64_t w = static_cast<uint64_t>(dtype_bytes(dt));
-    a_bytes = std::max(a_bytes, static_cast<uint64_t>(t.m * g.k) * w);
-    w_bytes = std::max(w_bytes, static_cast<uint64_t>(t.k * t.n) * w);
-    c_bytes = std::max(c_bytes, static_cast<uint64_t>(t.m * t.n) * 4);
-    plans.emplace_back(&g, t);
+  // A workload whose tensors do not fit the HBM still runs, with a warning: addresses wrap
+  // around (a region is never cut), which leaves the timing as a larger HBM would give it.
+  void check_capacity() {
+    const uint64_t cap = config_.hbm.capacity_bytes, need = hbm_.footprint.total();
+    if (need <= cap) return;
+    if (hbm_.largest > cap)
+      throw InputError(fmt::format("{}: one tensor of the workload needs {} of HBM, more than hbm.capacity_bytes = {}",
+                                   workload_.path.empty() ? workload_.name : workload_.path,
+                                   format_bytes(hbm_.largest), format_bytes(cap)));
+    wrap_ = (cap - hbm_.largest) / kHbmAlign * kHbmAlign + kHbmAlign;
+    warn_once(fmt::format(
+        "workload '{}' needs {:.2f} GB of HBM (weights {:.2f} GB, KV cache {:.2f} GB, activations {:.2f} GB) "
+        "but hbm.capacity_bytes = {}: it does not fit. Simulating anyway as if the HBM were large enough "
+        "(report.json: memory.hbm.fits = false); to model a larger part, --set \"hbm.capacity_bytes={} GiB\"",
+        workload_.name, need / 1e9, hbm_.footprint.weights / 1e9, hbm_.footprint.kv_cache / 1e9,
+        hbm_.footprint.activations / 1e9, format_bytes(cap), ceil_div(static_cast<int64_t>(need), int64_t{1} << 30)));
+  }
+  uint64_t hbm(uint64_t address) const { return wrap_ ? address % wrap_ : address; }
+  uint64_t b_address(size_t i, int64_t r) const {
+    return hbm(hbm_.entries[i].b + static_cast<uint64_t>(r) * hbm_.entries[i].b_stride);
   }
 
   // Buffers: the scratchpad splits into equal halves for ping and pong (tiles were chosen to
-  // fit half), each buffer at the start of its half.
-  Slots a{kVmem}, b{kWeights}, c{kAccumulators};
-  const std::array<std::pair<Slots*, uint64_t>, 3> kinds = {{{&a, a_bytes}, {&b, w_bytes}, {&c, c_bytes}}};
-  const char* names[] = {"act", "wgt", "acc"};
-  for (size_t kind = 0; kind < kinds.size(); ++kind)
-    for (int p = 0; p < copies; ++p) {
-      Slots& s = *kinds[kind].first;
-      s.offset[p] = p * (config.sram.all()[static_cast<size_t>(s.space)].capacity_bytes / copies);
-      const std::string name = fmt::format("{}_{}", names[kind], p ? "pong" : "ping");
-      program.buffers.push_back({name, s.space, s.offset[p], kinds[kind].second});
-      s.full[p] = emit.sem(name + "_full");
-      s.free[p] = emit.sem(name + "_free");
+  // fit half), each buffer at the start of its half; fused attention lays its ring slots over
+  // the same copies.
+  void declare_buffers() {
+    uint64_t a_bytes = 0, w_bytes = 0, c_bytes = 0;
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      const uint64_t w = static_cast<uint64_t>(dtype_bytes(dtype(i)));
+      const Gemm& g = workload_.gemms[i];
+      const auto per_copy = [&](int depth, int64_t slot) {
+        return static_cast<uint64_t>(ceil_div(depth, copies_) * slot);
+      };
+      if (const auto& t = plans_[i].fused) {
+        a_bytes = std::max(a_bytes, per_copy(t->vmem_slots, t->vmem_slot()));
+        w_bytes = std::max(w_bytes, per_copy(t->weight_slots, t->weight_slot()));
+        c_bytes = std::max(c_bytes, per_copy(t->acc_slots, t->acc_slot()));
+      } else if (!plans_[i].fused_tail) {
+        const Tiling& t = plans_[i].tiling;
+        a_bytes = std::max(a_bytes, static_cast<uint64_t>(t.m * g.k) * w);
+        w_bytes = std::max(w_bytes, static_cast<uint64_t>(t.k * t.n) * w);
+        c_bytes = std::max(c_bytes, static_cast<uint64_t>(t.m * t.n) * 4);
+      }
     }
-  const int stores_done = emit.sem("outputs_stored");  // output tiles written back to HBM
-  const int vpu_done = emit.sem("vector_done");
+    const std::array<std::pair<Slots*, uint64_t>, 3> kinds = {{{&a_, a_bytes}, {&b_, w_bytes}, {&c_, c_bytes}}};
+    const char* names[] = {"act", "wgt", "acc"};
+    for (size_t kind = 0; kind < kinds.size(); ++kind)
+      for (int p = 0; p < copies_; ++p) {
+        Slots& s = *kinds[kind].first;
+        s.offset[p] = p * (config_.sram.all()[static_cast<size_t>(s.space)].capacity_bytes / copies_);
+        const std::string name = fmt::format("{}_{}", names[kind], p ? "pong" : "ping");
+        program_.buffers.push_back({name, s.space, s.offset[p], kinds[kind].second});
+        s.full[p] = emit_.sem(name + "_full");
+        s.free[p] = emit_.sem(name + "_free");
+      }
+    stores_done_ = emit_.sem("outputs_stored");  // output tiles written back to HBM
+    vpu_done_ = emit_.sem("vector_done");
+  }
 
-  uint64_t hbm_next = 0;
-  const auto hbm_alloc = [&](uint64_t bytes, const Gemm& g) {
-    const uint64_t at = hbm_next;
-    hbm_next = align(hbm_next + bytes);
-    if (hbm_next > config.hbm.capacity_bytes)
-      throw InputError(fmt::format("{}: layer '{}': the workload's tensors need more than hbm.capacity_bytes "
-                                   "= {} of HBM",
-                                   g.source, g.name, format_bytes(config.hbm.capacity_bytes)));
-    return at;
-  };
+  // The entry about to be emitted as the next one's input: `per_instance` signals on `sem` each.
+  Producer producer(int sem, uint64_t per_instance, int64_t instances) const {
+    Producer p;
+    p.sem = sem;
+    p.base = emit_.emitted(sem);
+    p.per_instance = per_instance;
+    p.instances = instances;
+    return p;
+  }
 
-  const ArrayShape array = config.mxu.shape();
-  int64_t a_uses = 0, w_uses = 0, c_uses = 0;  // fills of each buffer so far: copy = uses % copies
-  // Each entry reads what the entry before it produced (Producer: instance by instance when
-  // both have as many instances). Vector work runs on the VPU once the results it reads are
-  // stored; the next GEMM's loads wait for the VPU's results in turn.
-  Producer input;
-  const auto emit_vector = [&](const VectorWork& v) {
-    const int layer = static_cast<int>(program.layers.size());
-    program.layers.push_back(vector_layer_info(v));
-    const Producer produced{vpu_done, emit.emitted(vpu_done), 1, v.repeat};
+  // Vector work runs on the VPU once the results it reads are stored; the next GEMM's loads
+  // wait for the VPU's results in turn.
+  void vector(const VectorWork& v) {
+    const int layer = static_cast<int>(program_.layers.size());
+    program_.layers.push_back(vector_layer_info(v));
+    const Producer produced = producer(vpu_done_, 1, v.repeat);
     for (int64_t r = 0; r < v.repeat; ++r) {
       Instruction instr{v.op, layer, {}, {}};
-      input.add_wait(instr, r, v.repeat);
-      emit.signal(instr, vpu_done);
-      emit.push(EngineKind::vpu, 0, std::move(instr));
+      input_.add_wait(instr, r, v.repeat);
+      emit_.signal(instr, vpu_done_);
+      emit_.push(EngineKind::vpu, 0, std::move(instr));
     }
-    input = produced;
-  };
-  for_vectors_after(workload, 0, emit_vector);
-  size_t gemms_done = 0;
-  for (const auto& [gp, t] : plans) {
-    const Gemm& g = *gp;
-    const int layer = static_cast<int>(program.layers.size());
-    program.layers.push_back(layer_info(config, g));
-    const DType dt = program.layers.back().dtype;
+    input_ = produced;
+  }
+
+  // Stores an output tile [rows, cols] from the accumulators to row-major HBM (row stride
+  // `stride`), converting to the operand type; it releases the tile and counts as a store.
+  Instruction store(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from, uint64_t to, uint64_t stride) {
+    DmaDescriptor d;
+    d.element_bytes = w;
+    d.shape = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), 1};
+    d.src = DmaEndpoint::sram(kAccumulators, from, {1, static_cast<uint64_t>(cols), 0});
+    d.dst = DmaEndpoint::hbm(to, {1, stride, 0});
+    return Instruction{DmaOp{d}, layer, {}, {}};
+  }
+
+  // Loads rows [rows, cols] of a row-major HBM matrix (row stride `stride`) densely into vmem.
+  Instruction load_rows(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from, uint64_t stride, uint64_t to) {
+    DmaDescriptor d;
+    d.element_bytes = w;
+    d.shape = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), 1};
+    d.src = DmaEndpoint::hbm(from, {1, stride, 0});
+    d.dst = DmaEndpoint::sram(kVmem, to, {1, static_cast<uint64_t>(cols), 0});
+    return Instruction{DmaOp{d}, layer, {}, {}};
+  }
+
+  void gemm(size_t index) {
+    const Gemm& g = workload_.gemms[index];
+    const Tiling& t = plans_[index].tiling;
+    const int layer = static_cast<int>(program_.layers.size());
+    program_.layers.push_back(layer_info(config_, g));
+    const DType dt = program_.layers.back().dtype;
     const uint64_t w = static_cast<uint64_t>(dtype_bytes(dt));
     const uint64_t K = g.k, N = g.n;
-    // HBM layout: activations and outputs are transient, so every instance of the entry reuses
-    // one region each; weights are parameters, so each instance has its own (attention's B
-    // operand is activations or a KV cache of the same size each time: one region).
-    const uint64_t hbm_a = hbm_alloc(g.m * K * w, g), hbm_c = hbm_alloc(g.m * N * w, g);
-    const bool own_weights = g.kind == "matmul";
-    uint64_t hbm_b = own_weights ? 0 : hbm_alloc(K * N * w, g);
+    const uint64_t hbm_a = hbm(hbm_.entries[index].a), hbm_c = hbm(hbm_.entries[index].c);
     // Its repeats are independent instances (heads, slots): one may load while another
-    // computes; each needs its input from the entry before (`input`).
+    // computes; each needs its input from the entry before (`input_`).
     const uint64_t stores_per_instance =
         static_cast<uint64_t>((g.m + t.m - 1) / t.m) * static_cast<uint64_t>((g.n + t.n - 1) / t.n);
-    const Producer produced{stores_done, emit.emitted(stores_done), stores_per_instance, g.repeat};
+    const Producer produced = producer(stores_done_, stores_per_instance, g.repeat);
     for (int64_t r = 0; r < g.repeat; ++r) {
-      if (own_weights) hbm_b = hbm_alloc(K * N * w, g);
+      const uint64_t hbm_b = b_address(index, r);
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
         const int64_t mt = std::min(t.m, g.m - m0);
-        const int qa = static_cast<int>(a_uses++ % copies);
+        const int qa = static_cast<int>(a_uses_++ % copies_);
         // The activation block arrives in K slices matching the weight tiles, so the MXUs
         // start on the first slice while the rest loads. Slice j sits at k0 * mt in the
         // buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
-        const uint64_t a_base = emit.emitted(a.full[qa]);
+        const uint64_t a_base = emit_.emitted(a_.full[qa]);
         for (int64_t k0 = 0; k0 < g.k; k0 += t.k) {
           const int64_t kt = std::min(t.k, g.k - k0);
-          DmaDescriptor d;
-          d.element_bytes = w;
-          d.shape = {static_cast<uint64_t>(kt), static_cast<uint64_t>(mt), 1};
-          d.src = DmaEndpoint::hbm(hbm_a + (m0 * K + k0) * w, {1, K, 0});
-          d.dst = DmaEndpoint::sram(kVmem, a.offset[qa] + k0 * mt * w, {1, static_cast<uint64_t>(kt), 0});
-          Instruction load_a{DmaOp{d}, layer, {}, {}};
-          emit.wait_all(load_a, a.free[qa]);
-          input.add_wait(load_a, r, g.repeat);
-          emit.signal(load_a, a.full[qa]);
-          emit.push(EngineKind::dma, act_dma, std::move(load_a));
+          Instruction load_a = load_rows(layer, w, mt, kt, hbm_a + (m0 * K + k0) * w, K, a_.offset[qa] + k0 * mt * w);
+          emit_.wait_all(load_a, a_.free[qa]);
+          input_.add_wait(load_a, r, g.repeat);
+          emit_.signal(load_a, a_.full[qa]);
+          emit_.push(EngineKind::dma, act_dma(), std::move(load_a));
         }
 
         for (int64_t n0 = 0; n0 < g.n; n0 += t.n) {
           const int64_t nt = std::min(t.n, g.n - n0);
-          const int qc = static_cast<int>(c_uses++ % copies);
-          const int64_t col_folds = fold_count(array, {mt, 1, nt}).col_folds;
-          const int64_t busy = std::min<int64_t>(config.mxu.count, col_folds);
+          const int qc = static_cast<int>(c_uses_++ % copies_);
           for (int64_t k0 = 0; k0 < g.k; k0 += t.k) {
             const int64_t kt = std::min(t.k, g.k - k0);
-            const int64_t tile = w_uses++;
-            const int qb = static_cast<int>(tile % copies);
+            const int64_t tile = w_uses_++;
+            const int qb = static_cast<int>(tile % copies_);
             // Weights are static, so the compiler picks their HBM layout: tile by tile, each
             // [kt, nt] tile contiguous (a row-major matrix would make every tile a strided
             // gather hitting a fraction of the channels).
             const uint64_t tile_at = hbm_b + (n0 * K + k0 * nt) * w;
             Instruction load_b{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(tile_at),
-                                                           DmaEndpoint::sram(kWeights, b.offset[qb]),
+                                                           DmaEndpoint::sram(kWeights, b_.offset[qb]),
                                                            kt * nt * w)},
                                layer, {}, {}};
-            emit.wait_all(load_b, b.free[qb]);
-            emit.signal(load_b, b.full[qb]);
-            emit.push(EngineKind::dma, weight_dma(tile), std::move(load_b));
+            emit_.wait_all(load_b, b_.free[qb]);
+            emit_.signal(load_b, b_.full[qb]);
+            emit_.push(EngineKind::dma, weight_dma(tile), std::move(load_b));
 
             const bool first_k = k0 == 0, last_k = k0 + kt >= g.k;
             const bool last_use_of_a = last_k && n0 + nt >= g.n;
-            // A tile one column fold wide would leave all MXUs but one idle: split its rows (K)
-            // among them instead; their partial sums add up in the accumulators.
-            const int64_t row_folds = fold_count(array, {mt, kt, 1}).row_folds;
-            const bool split_k = col_folds == 1 && row_folds > 1 && config.mxu.count > 1;
-            const int64_t parts = split_k ? std::min<int64_t>(config.mxu.count, row_folds) : busy;
-            for (int64_t i = 0; i < parts; ++i) {
-              MatmulOp op{mt, kt, nt, n0, dt};
-              if (split_k) {
-                const auto [f0, f1] = fold_share(row_folds, parts, i);
-                op.k = std::min(f1 * array.rows, kt) - f0 * array.rows;
-              } else {
-                const auto [f0, f1] = fold_share(col_folds, busy, i);
-                op.n_offset = n0 + f0 * array.cols;
-                op.n = std::min(f1 * array.cols, nt) - f0 * array.cols;
-              }
-              Instruction mm{op, layer, {}, {}};
-              mm.waits.push_back({a.full[qa], a_base + static_cast<uint64_t>(k0 / t.k) + 1});
-              emit.wait_all(mm, b.full[qb]);
-              if (first_k) emit.wait_all(mm, c.free[qc]);
-              emit.signal(mm, b.free[qb]);
-              if (last_k) emit.signal(mm, c.full[qc]);
-              if (last_use_of_a) emit.signal(mm, a.free[qa]);
-              emit.push(EngineKind::mxu, static_cast<int>(i), std::move(mm));
+            const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, dt);
+            for (size_t i = 0; i < shares.size(); ++i) {
+              Instruction mm{shares[i], layer, {}, {}};
+              mm.waits.push_back({a_.full[qa], a_base + static_cast<uint64_t>(k0 / t.k) + 1});
+              emit_.wait_all(mm, b_.full[qb]);
+              if (first_k) emit_.wait_all(mm, c_.free[qc]);
+              emit_.signal(mm, b_.free[qb]);
+              if (last_k) emit_.signal(mm, c_.full[qc]);
+              if (last_use_of_a) emit_.signal(mm, a_.free[qa]);
+              emit_.push(EngineKind::mxu, static_cast<int>(i), std::move(mm));
             }
           }
           // Results leave in the operand type (the accumulators' fp32/int32 is converted on
           // the way out), row by row into the output matrix in HBM.
-          DmaDescriptor d;
-          d.element_bytes = w;
-          d.shape = {static_cast<uint64_t>(nt), static_cast<uint64_t>(mt), 1};
-          d.src = DmaEndpoint::sram(kAccumulators, c.offset[qc], {1, static_cast<uint64_t>(nt), 0});
-          d.dst = DmaEndpoint::hbm(hbm_c + (m0 * N + n0) * w, {1, N, 0});
-          Instruction store{DmaOp{d}, layer, {}, {}};
-          emit.wait_all(store, c.full[qc]);
-          emit.signal(store, c.free[qc]);
-          emit.signal(store, stores_done);
-          emit.push(EngineKind::dma, out_dma, std::move(store));
+          Instruction out = store(layer, w, mt, nt, c_.offset[qc], hbm_c + (m0 * N + n0) * w, N);
+          emit_.wait_all(out, c_.full[qc]);
+          emit_.signal(out, c_.free[qc]);
+          emit_.signal(out, stores_done_);
+          emit_.push(EngineKind::dma, out_dma(), std::move(out));
         }
       }
     }
-    input = produced;
-    for_vectors_after(workload, ++gemms_done, emit_vector);
+    input_ = produced;
   }
-  return program;
+
+  // Full/free semaphore pairs of one ring operand, at least `depth` of them.
+  const std::vector<std::pair<int, int>>& ring(const std::string& name, int depth) {
+    auto& sems = rings_[name];
+    while (static_cast<int>(sems.size()) < depth) {
+      const std::string base = fmt::format("attn_{}{}", name, sems.size());
+      const int full = emit_.sem(base + "_full");
+      sems.emplace_back(full, emit_.sem(base + "_free"));
+    }
+    return sems;
+  }
+
+  // Semaphores `name`0, 1, ... (at least `depth`), counting one event per slot.
+  const std::vector<int>& counters(const std::string& name, int depth) {
+    auto& sems = counters_[name];
+    while (static_cast<int>(sems.size()) < depth) sems.push_back(emit_.sem(fmt::format("attn_{}{}", name, sems.size())));
+    return sems;
+  }
+
+  // Instructions of one block that the MXU streams take after the next block's scores, so the
+  // MXUs compute scores while the VPU turns the previous block's into probabilities.
+  struct Deferred {
+    std::vector<std::pair<int, Instruction>> mxu;
+    std::vector<Instruction> vpu, out;
+  };
+  void flush(Deferred& d) {
+    for (auto& [unit, instr] : d.mxu) emit_.push(EngineKind::mxu, unit, std::move(instr));
+    for (auto& instr : d.vpu) emit_.push(EngineKind::vpu, 0, std::move(instr));
+    for (auto& instr : d.out) emit_.push(EngineKind::dma, out_dma(), std::move(instr));
+    d = {};
+  }
+  // Small matmuls take the MXUs in turn, so independent instances run side by side.
+  int next_mxu(size_t share) const { return static_cast<int>((mxu_turn_ + share) % config_.mxu.count); }
+
+  // The scores GEMM `index`, its softmax and the context GEMM after it, fused (file comment).
+  void attention(size_t index) {
+    const Gemm &gs = workload_.gemms[index], &go = workload_.gemms[index + 1];
+    const AttentionTiling& t = *plans_[index].fused;
+    const int ls = static_cast<int>(program_.layers.size());
+    program_.layers.push_back(layer_info(config_, gs));
+    program_.layers.push_back(vector_layer_info(*plans_[index].softmax));
+    program_.layers.push_back(layer_info(config_, go));
+    const int lv = ls + 1, lo = ls + 2;
+    const DType dt = program_.layers[static_cast<size_t>(ls)].dtype;
+    const uint64_t w = static_cast<uint64_t>(t.w);
+    const int64_t units = gs.repeat * t.q_blocks, blocks = units * t.k_blocks;
+    const int64_t fills = t.resident ? gs.repeat : blocks;
+    const uint64_t vslot = t.vmem_slot(), aslot = t.acc_slot(), wslot = t.weight_slot();
+    RingOperand q(emit_, ring("q", t.vmem_slots), a_, copies_, t.vmem_slots, vslot, 0, units);
+    RingOperand p(emit_, ring("p", t.vmem_slots), a_, copies_, t.vmem_slots, vslot, t.q_bytes(), blocks);
+    RingOperand s(emit_, ring("s", t.acc_slots), c_, copies_, t.acc_slots, aslot, 0, blocks);
+    RingOperand o(emit_, ring("o", t.acc_slots), c_, copies_, t.acc_slots, aslot, t.s_bytes(), units);
+    RingOperand k(emit_, ring("k", t.weight_slots), b_, copies_, t.weight_slots, wslot, 0, fills);
+    RingOperand v(emit_, ring("v", t.weight_slots), b_, copies_, t.weight_slots, wslot, t.k_bytes(), fills);
+    // With several key blocks the softmax is online: the VPU rescales the context accumulated so
+    // far before each further block adds to it, and scales it by 1 / sum at the end.
+    const std::vector<int>& scaled = counters("o_scaled", t.acc_slots);
+    const uint64_t hq = hbm(hbm_.entries[index].a), ho = hbm(hbm_.entries[index + 1].c);
+    const uint64_t dk = t.dk, dv = t.dv;
+    const Producer produced = producer(stores_done_, static_cast<uint64_t>(t.q_blocks), gs.repeat);
+    Deferred deferred;
+    int64_t unit = 0, block = 0, fill = 0;
+    for (int64_t r = 0; r < gs.repeat; ++r) {
+      const uint64_t hk = b_address(index, r), hv = b_address(index + 1, r);
+      // Keys [k0, k0 + kn) of K (stored key block by key block) or V (row-major) into the
+      // slot of fill f. A DMA engine runs its loads in order and a V load may wait for the
+      // context of an earlier fill, which the MXUs compute after the next scores: so each V
+      // load goes after the K and Q loads those scores need.
+      const auto load_kv = [&](int part, int64_t f, int64_t k0, int64_t kn) {
+        RingOperand& x = part ? v : k;
+        const uint64_t width = part ? dv : dk;
+        Instruction load{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm((part ? hv : hk) + k0 * width * w),
+                                                     DmaEndpoint::sram(kWeights, x.offset(f)), width * kn * w)},
+                         part ? lo : ls, x.acquire(f), {}};
+        input_.add_wait(load, r, gs.repeat);
+        emit_.signal(load, x.full(f));
+        emit_.push(EngineKind::dma, weight_dma(2 * f + part), std::move(load));
+      };
+      const int64_t resident = t.resident ? fill++ : -1;
+      if (t.resident) load_kv(0, resident, 0, t.n);
+      for (int64_t qb = 0; qb < t.q_blocks; ++qb) {
+        const int64_t m0 = qb * t.mq, mt = std::min(t.mq, t.m - m0), u = unit++;
+        Instruction load_q = load_rows(ls, w, mt, t.dk, hq + m0 * dk * w, dk, q.offset(u));
+        add(load_q, q.acquire(u));
+        input_.add_wait(load_q, r, gs.repeat);
+        emit_.signal(load_q, q.full(u));
+        emit_.push(EngineKind::dma, act_dma(), std::move(load_q));
+        if (t.resident && qb == 0) load_kv(1, resident, 0, t.n);
+        for (int64_t j = 0; j < t.k_blocks; ++j) {
+          const int64_t k0 = j * t.kb, kn = std::min(t.kb, t.n - k0), b = block++;
+          const int64_t f = t.resident ? resident : fill++;
+          if (!t.resident)
+            for (int part = 0; part < 2; ++part) load_kv(part, f, k0, kn);
+          const bool last_k = j + 1 == t.k_blocks, last_use_of_kv = !t.resident || (last_k && qb + 1 == t.q_blocks);
+          // Scores of the block into the accumulators.
+          const std::vector<SemWait> s_free = s.acquire(b), q_ready = q.ready(u), k_ready = k.ready(f);
+          const std::vector<MatmulOp> scores = mxu_shares(config_, mt, t.dk, kn, k0, dt);
+          for (size_t i = 0; i < scores.size(); ++i) {
+            Instruction mm{scores[i], ls, s_free, {}};
+            add(mm, q_ready);
+            add(mm, k_ready);
+            emit_.signal(mm, s.full(b));
+            if (last_k)
+              for (int sig : q.release(u)) emit_.signal(mm, sig);
+            if (last_use_of_kv)
+              for (int sig : k.release(f)) emit_.signal(mm, sig);
+            emit_.push(EngineKind::mxu, next_mxu(i), std::move(mm));
+          }
+          mxu_turn_ += scores.size();
+          // Probabilities into vmem.
+          Instruction softmax{VpuOp{VectorKind::softmax, mt, kn, dt}, lv, s.ready(b), {}};
+          add(softmax, p.acquire(b));
+          for (int sig : s.release(b)) emit_.signal(softmax, sig);
+          emit_.signal(softmax, p.full(b));
+          emit_.push(EngineKind::vpu, 0, std::move(softmax));
+          flush(deferred);
+          const int so = scaled[static_cast<size_t>(u % t.acc_slots)];
+          std::vector<SemWait> o_free;
+          if (j == 0) {
+            o_free = o.acquire(u);
+          } else {
+            Instruction rescale{VpuOp{VectorKind::mul, mt, t.dv, dt}, lv, o.ready(u), {}};
+            emit_.signal(rescale, so);
+            emit_.push(EngineKind::vpu, 0, std::move(rescale));
+            o_free = {{so, emit_.emitted(so)}};
+          }
+          // Context: probabilities x values, accumulated over the key blocks.
+          const std::vector<SemWait> p_ready = p.ready(b), v_ready = v.ready(f);
+          const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt);
+          for (size_t i = 0; i < context.size(); ++i) {
+            Instruction mm{context[i], lo, o_free, {}};
+            add(mm, p_ready);
+            add(mm, v_ready);
+            for (int sig : p.release(b)) emit_.signal(mm, sig);
+            if (last_use_of_kv)
+              for (int sig : v.release(f)) emit_.signal(mm, sig);
+            emit_.signal(mm, o.full(u));
+            deferred.mxu.emplace_back(next_mxu(i), std::move(mm));
+          }
+          mxu_turn_ += context.size();
+          if (!last_k) continue;
+          std::vector<SemWait> o_ready = o.ready(u);
+          if (t.k_blocks > 1) {
+            Instruction scale{VpuOp{VectorKind::mul, mt, t.dv, dt}, lv, o_ready, {}};
+            emit_.signal(scale, so);
+            deferred.vpu.push_back(std::move(scale));
+            o_ready = {{so, emit_.emitted(so)}};
+          }
+          Instruction out = store(lo, w, mt, t.dv, o.offset(u), ho + m0 * dv * w, dv);
+          add(out, o_ready);
+          for (int sig : o.release(u)) emit_.signal(out, sig);
+          emit_.signal(out, stores_done_);
+          deferred.out.push_back(std::move(out));
+        }
+      }
+    }
+    flush(deferred);
+    input_ = produced;
+  }
+
+  const ChipConfig& config_;
+  const Workload& workload_;
+  Program program_;
+  Emitter emit_;
+  int copies_, dmas_;
+  std::vector<EntryPlan> plans_;
+  HbmLayout hbm_;
+  uint64_t wrap_ = 0;  // 0: HBM addresses as laid out; else modulo this (the workload does not fit)
+  Slots a_{kVmem}, b_{kWeights}, c_{kAccumulators};
+  int stores_done_ = -1, vpu_done_ = -1;
+  int64_t a_uses_ = 0, w_uses_ = 0, c_uses_ = 0;  // fills of each buffer so far: copy = uses % copies
+  size_t mxu_turn_ = 0;
+  std::map<std::string, std::vector<std::pair<int, int>>> rings_;
+  std::map<std::string, std::vector<int>> counters_;
+  // Each entry reads what the entry before it produced (Producer: instance by instance when
+  // both have as many instances).
+  Producer input_;
+};
+
+}  // namespace
+
+HbmFootprint hbm_footprint(const ChipConfig& config, const Workload& workload) {
+  return layout_hbm(config, workload, plan_entries(config, workload, false)).footprint;
+}
+
+Program compile_tiled(const ChipConfig& config, const Workload& workload) {
+  return TiledCompiler(config, workload).run();
 }
 
 }  // namespace systolic::compile_detail

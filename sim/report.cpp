@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
 
 namespace systolic {
@@ -135,6 +136,25 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                    {"row_hits", result.hbm.row_hits},
                    {"row_misses", result.hbm.row_misses},
                    {"refreshes", result.hbm.refreshes}};
+  // What the workload needs resident in HBM, as the tiled lowering lays it out (a compiled
+  // trace: the highest address its descriptors touch), against the capacity.
+  uint64_t footprint = 0;
+  if (!workload.gemms.empty()) {
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(config, workload);
+    footprint = f.total();
+    memory["hbm"]["footprint"] = {
+        {"weights", f.weights}, {"kv_cache", f.kv_cache}, {"activations", f.activations}};
+  } else {
+    for (const auto& s : program.streams)
+      for (const auto& instr : s.instructions)
+        if (const auto* dma = std::get_if<DmaOp>(&instr.op))
+          for (const DmaEndpoint* side : {&dma->descriptor.src, &dma->descriptor.dst})
+            if (side->is_hbm() && dma->descriptor.elements() > 0)
+              footprint = std::max(footprint, side->base + dma->descriptor.extent_bytes(*side));
+  }
+  memory["hbm"]["footprint_bytes"] = footprint;
+  memory["hbm"]["capacity_bytes"] = config.hbm.capacity_bytes;
+  memory["hbm"]["fits"] = footprint <= config.hbm.capacity_bytes;
   json pads = json::object();
   for (const auto& p : result.scratchpads)
     pads[p.name] = {{"bytes_read", p.bytes_read}, {"bytes_written", p.bytes_written}};
@@ -241,6 +261,11 @@ std::string format_summary(const nlohmann::ordered_json& r) {
              pct(t["utilization"].get<double>()), pct(t["mapping_efficiency"].get<double>()), gbps(t),
              t["bound"].get<std::string>());
   out += fmt::format("{} MACs in {:.6g} s\n", t["macs"].get<uint64_t>(), t["seconds"].get<double>());
+  const auto& hbm = r["memory"]["hbm"];
+  if (memory && !hbm["fits"].get<bool>())
+    out += fmt::format("HBM: the workload needs {:.2f} GB but hbm.capacity_bytes = {}: it does not fit "
+                       "(simulated as if it did)\n",
+                       hbm["footprint_bytes"].get<uint64_t>() / 1e9, format_bytes(hbm["capacity_bytes"].get<uint64_t>()));
   return out;
 }
 

@@ -1,5 +1,8 @@
 """Transformer model files run through the compiler at a bucket shape: the same GEMMs as the
-hand-written GPT-2 list, VPU work reported, decode memory-bound, bad shapes rejected."""
+hand-written GPT-2 list, VPU work reported, decode near its memory floor, prefill attention's
+scores kept on chip, a model larger than the HBM run with a warning, bad shapes rejected."""
+import json
+
 import pytest
 
 from conftest import REPO, run_cli, run_report
@@ -21,17 +24,87 @@ def test_gpt2_prefill_matches_the_gemm_list(systolic_bin, tmp_path):
     assert {l["kind"] for l in model["layers"]} == {"matmul", "attention", "vector"}
 
 
-def test_llama2_7b_decode_is_memory_bound(systolic_bin, tmp_path):
-    r = run_report("-c", V4I, "-w", MODELS / "llama2-7b.yaml", "--bucket", "1x128", "--phase", "decode",
-                   "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB",
-                   outdir=tmp_path / "d")
+# Llama-2-7B in bf16: every weight matrix (32 layers x 202.4 M + the 32000 x 4096 LM head) and
+# one slot's KV cache (2 x 32 layers x 32 heads x 128 x L) read once per decoded token.
+LLAMA_WEIGHT_BYTES = (32 * 202375168 + 32000 * 4096) * 2
+REAL_MEMORY = ["--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"]
+
+
+@pytest.mark.parametrize("kv_length", [128, 4096])
+def test_llama2_7b_decode_is_within_15_percent_of_the_memory_floor(systolic_bin, tmp_path, kv_length):
+    r = run_report("-c", V4I, "-w", MODELS / "llama2-7b.yaml", "--bucket", f"1x{kv_length}", "--phase", "decode",
+                   *REAL_MEMORY, outdir=tmp_path / "d")
     t = r["totals"]
     assert t["bound"] == "memory"
-    # Weights (6.74 G parameters) plus the KV cache, each read once per token, over the HBM's
-    # peak bandwidth: the per-token floor. Issue #4 asks for 15 % at small B.
-    floor = t["hbm_bytes_read"] / (614.4e9)
-    assert t["hbm_bytes_read"] >= 13.2e9
+    # Issue #4: within 15 % of (weight bytes + KV bytes) / peak bandwidth at small B (the HBM
+    # sustains 90.4 % of its peak at best, refresh: docs/memory.md).
+    kv_bytes = 2 * 32 * 32 * 128 * kv_length * 2
+    floor = (LLAMA_WEIGHT_BYTES + kv_bytes) / 614.4e9
+    assert t["hbm_bytes_read"] >= LLAMA_WEIGHT_BYTES + kv_bytes
     assert floor < t["seconds"] < 1.15 * floor
+
+
+def test_prefill_attention_keeps_the_scores_on_chip(systolic_bin, tmp_path):
+    # GPT-2 at [1, 1024]: 12 layers x 12 heads, head_dim 64. The fused attention reads Q and K
+    # (attn_scores), V (attn_context) and writes the context; the 1024 x 1024 scores of every
+    # head never reach HBM. MACs are those of the ideal-memory run; every byte a layer moved is
+    # one the HBM counted.
+    r = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", *REAL_MEMORY, outdir=tmp_path / "r")
+    ideal = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", outdir=tmp_path / "i")
+    layers = {l["name"]: l for l in r["layers"]}
+    heads, S, hd = 12 * 12, 1024, 64
+    assert layers["layer.attn_scores"]["hbm_bytes_read"] == heads * (S * hd + hd * S) * 2
+    assert layers["layer.attn_scores"]["hbm_bytes_written"] == 0
+    assert layers["layer.softmax"]["hbm_bytes_read"] == layers["layer.softmax"]["hbm_bytes_written"] == 0
+    assert layers["layer.attn_context"]["hbm_bytes_read"] == heads * S * hd * 2
+    assert layers["layer.attn_context"]["hbm_bytes_written"] == heads * S * hd * 2
+    assert r["totals"]["macs"] == r["totals"]["macs_issued"] == ideal["totals"]["macs"]
+    for field in ("hbm_bytes_read", "hbm_bytes_written"):
+        assert sum(l[field] for l in r["layers"]) == r["totals"][field]
+        assert sum(k.get(field, 0) for k in r["op_kinds"].values()) == r["totals"][field]
+    assert r["memory"]["hbm"]["bytes_read"] == r["totals"]["hbm_bytes_read"]
+    assert r["memory"]["hbm"]["bytes_written"] == r["totals"]["hbm_bytes_written"]
+    # The VPU still does all of the softmax, in blocks of query rows: at least the cycles of the
+    # ideal run's one op per layer.
+    ideal_softmax = next(l for l in ideal["layers"] if l["name"] == "layer.softmax")
+    assert layers["layer.softmax"]["vpu_busy_cycles"] >= ideal_softmax["vpu_busy_cycles"]
+
+
+def test_a_model_larger_than_the_hbm_runs_with_a_warning(systolic_bin, tmp_path):
+    # Llama-2-7B (13.2 GB of weights read in decode) on tpu-v4i's 8 GiB: it runs, says so on
+    # stderr naming the key to raise, and the report records the footprint and fits = false.
+    args = ["-c", V4I, "-w", MODELS / "llama2-7b.yaml", "--bucket", "1x128", "--phase", "decode",
+            "--set", "memory.ideal=false"]
+    proc = run_cli("run", *args, "-o", tmp_path / "small", "-q")
+    assert "systolic: warning:" in proc.stderr and "does not fit" in proc.stderr
+    assert 'hbm.capacity_bytes=13 GiB' in proc.stderr
+    small = json.loads((tmp_path / "small" / "report.json").read_text())
+    hbm = small["memory"]["hbm"]
+    kv = 2 * 32 * 32 * 128 * 128 * 2
+    assert hbm["footprint"]["weights"] == LLAMA_WEIGHT_BYTES
+    assert hbm["footprint"]["kv_cache"] == kv
+    assert hbm["footprint_bytes"] == LLAMA_WEIGHT_BYTES + kv + hbm["footprint"]["activations"]
+    assert hbm["capacity_bytes"] == 8 << 30 and hbm["fits"] is False
+    summary = run_cli("run", *args, "-o", tmp_path / "s2").stdout
+    assert "does not fit" in summary
+    # With room for it: no warning, and the same time (wrapped addresses keep the HBM's timing).
+    proc = run_cli("run", *args, "--set", "hbm.capacity_bytes=16 GiB", "-o", tmp_path / "big", "-q")
+    assert "warning" not in proc.stderr
+    big = json.loads((tmp_path / "big" / "report.json").read_text())
+    assert big["memory"]["hbm"]["fits"] is True
+    assert big["memory"]["hbm"]["footprint_bytes"] == hbm["footprint_bytes"]
+    assert abs(big["totals"]["seconds"] / small["totals"]["seconds"] - 1) < 0.002
+
+
+def test_fused_attention_trace_round_trip(systolic_bin, tmp_path):
+    trace = tmp_path / "bert.trace"
+    run_cli("compile", "-c", V4I, "-w", MODELS / "bert-base.yaml", "--bucket", "2x128",
+            "--set", "memory.ideal=false", "-o", trace)
+    assert "attn_q0_full" in trace.read_text()
+    a = run_report("-c", V4I, "-t", trace, "--set", "memory.ideal=false", outdir=tmp_path / "a")
+    b = run_report("-c", V4I, "-w", MODELS / "bert-base.yaml", "--bucket", "2x128", "--set", "memory.ideal=false",
+                   outdir=tmp_path / "b")
+    assert a["layers"] == b["layers"] and a["totals"] == b["totals"]
 
 
 def test_trace_round_trip_with_vector_ops(systolic_bin, tmp_path):

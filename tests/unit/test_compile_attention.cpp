@@ -1,0 +1,183 @@
+// Fused attention in the tiled compiler (sim/compile_tiled.cpp; docs/memory.md, "Fused
+// attention"): the scores stay on chip, HBM bytes and MACs are what a hand count gives, the VPU
+// cost of the blocked (online) softmax is counted, every buffer and engine arrangement runs to
+// the end; and the HBM footprint (docs/memory.md, "HBM footprint").
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "sim/compile.hpp"
+#include "sim/compile_detail.hpp"
+#include "sim/config.hpp"
+#include "sim/simulate.hpp"
+#include "sim/workload.hpp"
+
+namespace {
+
+using namespace systolic;
+
+ChipConfig v4i(std::vector<std::string> overrides = {}) {
+  overrides.insert(overrides.begin(), "memory.ideal=false");
+  return load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml", overrides);
+}
+
+// `instances` x (scores Q[m, hd] x K[hd, n] -> softmax -> context P[m, n] x V[n, hd]), bf16,
+// as the transformer lowering writes attention.
+Workload attention(int64_t m, int64_t hd, int64_t n, int64_t instances) {
+  Workload w;
+  w.name = "attention";
+  w.gemms = {{"scores", m, hd, n, DType::bf16, instances, "t:1", "attention"},
+             {"context", m, n, hd, DType::bf16, instances, "t:2", "attention"}};
+  VectorWork softmax;
+  softmax.name = "softmax";
+  softmax.op = {VectorKind::softmax, instances * m, n, DType::bf16};
+  softmax.after_gemms = 1;
+  softmax.source = "t:3";
+  w.vectors = {softmax};
+  return w;
+}
+
+// What the program asks for, per layer: HBM bytes, MACs, VPU instructions and elements by kind.
+struct LayerCounts {
+  uint64_t hbm_read = 0, hbm_written = 0, macs = 0;
+  std::map<VectorKind, uint64_t> vpu_ops, vpu_elements;
+};
+
+std::vector<LayerCounts> counts(const Program& p) {
+  std::vector<LayerCounts> out(p.layers.size());
+  for (const auto& s : p.streams)
+    for (const auto& i : s.instructions) {
+      LayerCounts& c = out.at(static_cast<size_t>(i.layer));
+      if (const auto* mm = std::get_if<MatmulOp>(&i.op)) {
+        c.macs += static_cast<uint64_t>(mm->m * mm->k * mm->n);
+      } else if (const auto* v = std::get_if<VpuOp>(&i.op)) {
+        ++c.vpu_ops[v->kind];
+        c.vpu_elements[v->kind] += static_cast<uint64_t>(v->rows * v->cols);
+      } else if (const auto* d = std::get_if<DmaOp>(&i.op)) {
+        if (d->descriptor.src.is_hbm()) c.hbm_read += d->descriptor.total_bytes();
+        if (d->descriptor.dst.is_hbm()) c.hbm_written += d->descriptor.total_bytes();
+      }
+    }
+  return out;
+}
+
+// Compiles and simulates; checks the conservation every arrangement must keep: layers as in the
+// workload, MACs issued = useful MACs, the VPU's softmax over every score exactly once per key
+// block, HBM bytes counted by the HBM model = the descriptors'.
+std::vector<LayerCounts> run(const ChipConfig& cfg, const Workload& w) {
+  const Program p = compile(cfg, w);
+  REQUIRE(p.layers.size() == 3);
+  CHECK(p.layers[0].name == "scores");
+  CHECK(p.layers[1].name == "softmax");
+  CHECK(p.layers[2].name == "context");
+  const auto c = counts(p);
+  CHECK(c[0].macs == p.layers[0].useful_macs);
+  CHECK(c[2].macs == p.layers[2].useful_macs);
+  CHECK(c[1].vpu_elements.at(VectorKind::softmax) ==
+        static_cast<uint64_t>(w.vectors[0].op.rows * w.vectors[0].op.cols));
+  const SimResult r = simulate(cfg, p);  // throws on a deadlock
+  CHECK(r.hbm.bytes_read == c[0].hbm_read + c[1].hbm_read + c[2].hbm_read);
+  CHECK(r.hbm.bytes_written == c[0].hbm_written + c[1].hbm_written + c[2].hbm_written);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("fused attention: Q, K, V and the context cross HBM, the scores do not", "[compile][attention]") {
+  // Prefill-like: 4 heads of S = 1024, head_dim 128. One instance reads Q, K, V (256 KiB each)
+  // and writes the context (256 KiB); the 1024 x 1024 scores (2 MiB in bf16, written and read
+  // back through HBM before) stay in the accumulators and vmem.
+  const int64_t S = 1024, hd = 128, heads = 4;
+  const auto c = run(v4i(), attention(S, hd, S, heads));
+  CHECK(c[0].hbm_read == heads * (S * hd + hd * S) * 2);  // Q and K
+  CHECK(c[0].hbm_written == 0);
+  CHECK(c[1].hbm_read + c[1].hbm_written == 0);
+  CHECK(c[2].hbm_read == heads * S * hd * 2);              // V
+  CHECK(c[2].hbm_written == heads * S * hd * 2);           // context
+  // A row of scores fits: one softmax per block of query rows, no online rescaling.
+  CHECK(c[1].vpu_ops.count(VectorKind::mul) == 0);
+}
+
+TEST_CASE("fused attention: keys in blocks when a row of scores does not fit", "[compile][attention]") {
+  const int64_t S = 1024, hd = 128, heads = 2;
+  SECTION("K and V resident: read once per instance, online softmax on the VPU") {
+    // 16 KiB of accumulators per copy: 8 rows x (384 keys + 128 context columns) x 4 B. Keys in
+    // 3 blocks of 384 (the last 256), 128 blocks of 8 query rows per instance.
+    const auto c = run(v4i({"sram.accumulators_bytes=32 KiB"}), attention(S, hd, S, heads));
+    CHECK(c[0].hbm_read == heads * (S * hd + hd * S) * 2);
+    CHECK(c[2].hbm_read == heads * S * hd * 2);
+    const uint64_t units = heads * (S / 8), blocks = 3;
+    CHECK(c[1].vpu_ops.at(VectorKind::softmax) == units * blocks);
+    // Per unit: a rescale of the context before each further block, and the final 1 / sum.
+    CHECK(c[1].vpu_ops.at(VectorKind::mul) == units * blocks);
+    CHECK(c[1].vpu_elements.at(VectorKind::mul) == units * blocks * 8 * hd);
+  }
+  SECTION("K and V streamed per block of query rows when they do not fit the weight buffer") {
+    // 128 KiB per weight copy holds K and V for 256 keys (2 x 256 x 128 x 2 B), not all 1024;
+    // 128 KiB per accumulator copy holds 80 rows of 256 scores and 128 context columns (32-bit):
+    // 13 blocks of query rows, each streaming K and V again (FlashAttention's loop order).
+    const auto c = run(v4i({"sram.weights_bytes=256 KiB", "sram.accumulators_bytes=256 KiB"}),
+                       attention(S, hd, S, heads));
+    const uint64_t q_blocks = 13;
+    CHECK(c[0].hbm_read == heads * (S * hd + q_blocks * hd * S) * 2);
+    CHECK(c[2].hbm_read == heads * q_blocks * S * hd * 2);
+    CHECK(c[2].hbm_written == heads * S * hd * 2);
+    CHECK(c[1].vpu_ops.at(VectorKind::softmax) == heads * q_blocks * 4);  // 4 blocks of 256 keys
+  }
+}
+
+TEST_CASE("fused attention runs to the end in every buffer and engine arrangement", "[compile][attention]") {
+  for (const char* buffering : {"dma.double_buffer=true", "dma.double_buffer=false"})
+    for (const char* engines : {"dma.engines=1", "dma.engines=2", "dma.engines=4"})
+      for (const char* mxus : {"mxu.count=1", "mxu.count=4"})
+        for (const char* acc : {"sram.accumulators_bytes=4 MiB", "sram.accumulators_bytes=32 KiB"})
+          for (const char* weights : {"sram.weights_bytes=128 MiB", "sram.weights_bytes=256 KiB"}) {
+            INFO(buffering << " " << engines << " " << mxus << " " << acc << " " << weights);
+            const ChipConfig cfg = v4i({buffering, engines, mxus, acc, weights});
+            run(cfg, attention(512, 64, 512, 3));  // prefill-like
+            run(cfg, attention(1, 128, 640, 5));   // decode-like: one query row per slot
+            run(cfg, attention(8, 128, 384, 2));   // grouped-query decode: 8 heads share K and V
+          }
+}
+
+TEST_CASE("fused attention: small instances take the MXUs in turn", "[compile][attention]") {
+  // Decode at L = 128: each instance's matmuls are one fold; eight instances on four MXUs give
+  // each MXU four of the sixteen.
+  const Program p = compile(v4i(), attention(1, 128, 128, 8));
+  for (const auto& s : p.streams)
+    if (s.engine.kind == EngineKind::mxu) CHECK(s.instructions.size() == 4);
+}
+
+TEST_CASE("GEMM entries that are not an attention chain are not fused", "[compile][attention]") {
+  Workload w = attention(256, 64, 256, 2);
+  w.gemms[1].kind = "matmul";  // the context as a weight matmul: own weights, no softmax fusion
+  const Program p = compile(v4i(), w);
+  const auto c = counts(p);
+  REQUIRE(p.layers.size() == 3);
+  CHECK(p.layers[1].name == "softmax");  // on its own, between the two
+  CHECK(c[1].vpu_ops.at(VectorKind::softmax) == 1);
+  CHECK(c[0].hbm_written == 2 * 256 * 256 * 2);  // the scores go to HBM and come back
+  CHECK(c[2].hbm_read >= 2 * 256 * 256 * 2);
+}
+
+TEST_CASE("HBM footprint: weights, KV cache, two activation regions; a workload that does not fit still runs",
+          "[compile][memory]") {
+  const std::string model = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/models/llama2-7b.yaml";
+  const Workload w = load_workload(model, {"1x4096", "decode"});
+  const ChipConfig cfg = v4i();  // 8 GiB of HBM
+  const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(cfg, w);
+  // Every weight matrix once (32 layers x 202.4 M + the LM head, bf16; all multiples of 4 KiB),
+  // the KV cache of one slot at L = 4096 (2 GiB), and two regions for the largest activation.
+  CHECK(f.weights == (32ull * 202375168 + 32000ull * 4096) * 2);
+  CHECK(f.kv_cache == 2ull << 30);
+  CHECK(f.activations == 2 * 65536);  // the LM head's logits row: 32000 x 2 B, 4 KiB aligned
+  CHECK(f.total() > cfg.hbm.capacity_bytes);
+  // It compiles anyway (a warning on stderr), every address inside the HBM.
+  const Program p = compile(cfg, w);
+  for (const auto& s : p.streams)
+    for (const auto& i : s.instructions)
+      if (const auto* d = std::get_if<DmaOp>(&i.op))
+        for (const DmaEndpoint* side : {&d->descriptor.src, &d->descriptor.dst})
+          if (side->is_hbm()) CHECK(side->base + d->descriptor.extent_bytes(*side) <= cfg.hbm.capacity_bytes);
+}
