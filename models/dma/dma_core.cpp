@@ -27,6 +27,9 @@ DmaCore::DmaCore(HbmCore& hbm, std::vector<Scratchpad*> scratchpads, const DmaCo
         "dma.request_bytes: expected a multiple of the HBM burst ({} B), got {}", h.burst_bytes(),
         request_bytes_));
   request_pow2_ = (request_bytes_ & (request_bytes_ - 1)) == 0;
+  // Requests never cross a multiple of request_bytes; when that divides the HBM's piece, each
+  // lies in one piece (and start() checked the descriptor against the capacity).
+  book_pieces_ = request_pow2_ && hbm_.piece_bytes() != 0 && request_bytes_ <= hbm_.piece_bytes();
   window_.assign(config_.max_outstanding, 0);
 }
 
@@ -90,7 +93,16 @@ uint64_t DmaCore::next_issue_ps() const {
 }
 
 bool DmaCore::issue_until(uint64_t horizon_ps) {
-  while (legs_left_ > 0 && next_issue_ps() <= horizon_ps) issue_one();
+  while (legs_left_ > 0 && next_issue_ps() <= horizon_ps) {
+    if (legs_left_ == 1) {
+      Leg& leg = legs_[0].active ? legs_[0] : legs_[1];
+      if (leg.hbm) {
+        stream(leg, horizon_ps);
+        continue;
+      }
+    }
+    issue_one();
+  }
   if (legs_left_ == 0 && !counted_) {
     stats_.busy_ps += completion_ - start_;
     counted_ = true;
@@ -98,54 +110,117 @@ bool DmaCore::issue_until(uint64_t horizon_ps) {
   return legs_left_ == 0;
 }
 
+// After the last request of the current run.
+inline void DmaCore::next_run(Leg& leg) {
+  leg.offset = 0;
+  leg.cursor.advance();
+  if (leg.cursor.done()) {
+    leg.active = false;
+    --legs_left_;
+  }
+}
+
+// The request [a, a + n) of `leg`, from its cursor; moves the cursor past it.
+uint64_t DmaCore::take(Leg& leg, uint64_t& a) {
+  const DmaRun run = leg.cursor.current();
+  a = run.address + leg.offset;
+  const uint64_t n = std::min(run.bytes - leg.offset, request_end(a) - a);
+  leg.offset += n;
+  leg.issued += n;
+  if (leg.offset == run.bytes) next_run(leg);
+  return n;
+}
+
+void DmaCore::retire(uint64_t t, uint64_t done) {
+  issue_ = t;
+  window_[slot_] = done;
+  slot_ = slot_ + 1 == window_.size() ? 0 : slot_ + 1;
+  completion_ = std::max(completion_, done);
+}
+
+void DmaCore::count(const Leg& leg, uint64_t bytes, uint64_t requests) {
+  stats_.requests += requests;
+  if (!leg.hbm) {
+    stats_.sram_bytes_read += bytes;
+    stats_.sram_bytes_written += bytes;
+    return;
+  }
+  (leg.write ? stats_.hbm_bytes_written : stats_.hbm_bytes_read) += bytes;
+  if (leg.write ? src_sram_ != nullptr : dst_sram_ != nullptr)
+    (leg.write ? stats_.sram_bytes_read : stats_.sram_bytes_written) += bytes;
+}
+
 void DmaCore::issue_one() {
   // Both HBM sides advance together: take the leg that has issued fewer bytes.
   Leg& leg = !legs_[0].active                               ? legs_[1]
              : !legs_[1].active                             ? legs_[0]
              : legs_[1].issued < legs_[0].issued ? legs_[1] : legs_[0];
-  const DmaRun run = leg.cursor.current();
-  const uint64_t a = run.address + leg.offset;
-  const uint64_t boundary = request_pow2_ ? (a | (request_bytes_ - 1)) + 1
-                                          : (a / request_bytes_ + 1) * request_bytes_;
-  const uint64_t n = std::min(run.bytes - leg.offset, boundary - a);
-  leg.offset += n;
-  leg.issued += n;
-  if (leg.offset == run.bytes) {
-    leg.offset = 0;
-    leg.cursor.advance();
-    if (leg.cursor.done()) {
-      leg.active = false;
-      --legs_left_;
-    }
-  }
-
+  uint64_t a = 0;
+  const uint64_t n = take(leg, a);
   const uint64_t t = next_issue_ps();
   uint64_t done;
   if (!leg.hbm) {  // SRAM -> SRAM
     done = dst_sram_->access(true, n, src_sram_->access(false, n, t));
-    stats_.sram_bytes_read += n;
-    stats_.sram_bytes_written += n;
   } else if (!leg.write) {  // HBM read, then the destination SRAM (if any) is written
     done = hbm_.access(a, n, false, t);
-    stats_.hbm_bytes_read += n;
-    if (dst_sram_) {
-      done = dst_sram_->access(true, n, done);
-      stats_.sram_bytes_written += n;
-    }
+    if (dst_sram_) done = dst_sram_->access(true, n, done);
   } else {  // the source SRAM (if any) is read, then HBM written
-    uint64_t ready = t;
-    if (src_sram_) {
-      ready = src_sram_->access(false, n, t);
-      stats_.sram_bytes_read += n;
-    }
-    done = hbm_.access(a, n, true, ready);
-    stats_.hbm_bytes_written += n;
+    done = hbm_.access(a, n, true, src_sram_ ? src_sram_->access(false, n, t) : t);
   }
-  issue_ = t;
-  window_[slot_] = done;
-  slot_ = slot_ + 1 == window_.size() ? 0 : slot_ + 1;
-  completion_ = std::max(completion_, done);
-  ++stats_.requests;
+  retire(t, done);
+  count(leg, n, 1);
+}
+
+// The only leg left has an HBM side: its requests back to back up to the horizon, the same
+// requests, times and bookings as issue_one() one by one, with the loop state in locals, the
+// counters summed once and the HBM booked through a Stream (kBook: every request is known to
+// lie in one HBM piece, see book_pieces_).
+void DmaCore::stream(Leg& leg, uint64_t horizon_ps) {
+  if (book_pieces_)
+    stream_requests<true>(leg, horizon_ps);
+  else
+    stream_requests<false>(leg, horizon_ps);
+}
+
+template <bool kBook>
+void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps) {
+  HbmCore::Stream hbm(hbm_, leg.write);
+  Scratchpad* const before = leg.write ? src_sram_ : nullptr;  // read before the HBM write
+  Scratchpad* const after = leg.write ? nullptr : dst_sram_;   // written after the HBM read
+  uint64_t* const window = window_.data();
+  const size_t slots = window_.size();
+  size_t slot = slot_;
+  uint64_t issue = issue_, completion = completion_, bytes = 0, requests = 0;
+  while (leg.active) {
+    const DmaRun run = leg.cursor.current();
+    const uint64_t end = run.address + run.bytes;
+    uint64_t a = run.address + leg.offset;
+    while (a < end) {
+      const uint64_t t = std::max(issue, window[slot]);
+      if (t > horizon_ps) break;
+      const uint64_t n = std::min(end - a, request_end(a) - a);
+      const uint64_t ready = before ? before->access(false, n, t) : t;
+      uint64_t done = kBook ? hbm.book(a, n, ready) : hbm.access(a, n, ready);
+      if (after) done = after->access(true, n, done);
+      issue = t;
+      window[slot] = done;
+      slot = slot + 1 == slots ? 0 : slot + 1;
+      completion = std::max(completion, done);
+      a += n;
+      bytes += n;
+      ++requests;
+    }
+    if (a < end) {  // stopped at the horizon
+      leg.offset = a - run.address;
+      break;
+    }
+    next_run(leg);
+  }
+  slot_ = slot;
+  issue_ = issue;
+  completion_ = completion;
+  leg.issued += bytes;
+  count(leg, bytes, requests);
 }
 
 uint64_t DmaCore::run(const DmaDescriptor& d, uint64_t now_ps) {

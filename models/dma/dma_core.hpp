@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/dma/dma_descriptor.hpp"
@@ -46,6 +47,12 @@ struct DmaStats {
   uint64_t sram_bytes_written = 0;
   uint64_t requests = 0;           // HBM requests (or SRAM-to-SRAM pieces)
   uint64_t busy_ps = 0;            // sum over descriptors of (completion - start)
+
+  auto fields() const {
+    return std::tie(descriptors, bytes, hbm_bytes_read, hbm_bytes_written, sram_bytes_read,
+                    sram_bytes_written, requests, busy_ps);
+  }
+  bool operator==(const DmaStats& o) const { return fields() == o.fields(); }
 };
 
 class DmaCore {
@@ -81,6 +88,17 @@ class DmaCore {
     bool active = false;
   };
   void issue_one();
+  void stream(Leg& leg, uint64_t horizon_ps);  // issue_until's fast path: one HBM leg left
+  template <bool kBook>
+  void stream_requests(Leg& leg, uint64_t horizon_ps);
+  uint64_t take(Leg& leg, uint64_t& address);   // the leg's next request; returns its size
+  void next_run(Leg& leg);                      // after the last request of the current run
+  void retire(uint64_t t, uint64_t done);       // a request issued at t completes at done
+  void count(const Leg& leg, uint64_t bytes, uint64_t requests);
+  // End of the request-aligned block holding address a.
+  uint64_t request_end(uint64_t a) const {
+    return request_pow2_ ? (a | (request_bytes_ - 1)) + 1 : (a / request_bytes_ + 1) * request_bytes_;
+  }
   // The endpoint's scratchpad (null for HBM); sets `error` when the side cannot be served.
   Scratchpad* scratchpad(const DmaEndpoint& e, const char* side, const DmaDescriptor& d,
                          std::string& error) const;
@@ -90,6 +108,7 @@ class DmaCore {
   DmaConfig config_;
   uint64_t request_bytes_;
   bool request_pow2_;
+  bool book_pieces_;  // every request lies in one HBM piece (HbmCore::Stream::book)
   std::vector<uint64_t> window_;  // completion time per in-flight slot
   uint64_t slot_ = 0;
   Leg legs_[2];

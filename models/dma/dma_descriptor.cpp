@@ -43,19 +43,6 @@ RunCursor::RunCursor(const DmaDescriptor& d, const DmaEndpoint& side) {
   address_ = side.base;
 }
 
-void RunCursor::advance() {
-  if (remaining_runs_ == 0) return;
-  --remaining_runs_;
-  for (int g = 0; g < 3; ++g) {
-    if (++index_[g] < count_[g]) {
-      address_ += step_[g];
-      return;
-    }
-    index_[g] = 0;
-    address_ -= (count_[g] - 1) * step_[g];  // unsigned wrap-around is exact
-  }
-}
-
 std::vector<DmaRun> runs_of(const DmaDescriptor& d, const DmaEndpoint& side) {
   std::vector<DmaRun> out;
   for (RunCursor c(d, side); !c.done(); c.advance()) out.push_back(c.current());

@@ -65,7 +65,18 @@ class RunCursor {
   RunCursor(const DmaDescriptor& d, const DmaEndpoint& side);
   bool done() const { return remaining_runs_ == 0; }
   DmaRun current() const { return {address_, run_bytes_}; }
-  void advance();
+  void advance() {  // inline: a strided tile has a run per row
+    if (remaining_runs_ == 0) return;
+    --remaining_runs_;
+    for (int g = 0; g < 3; ++g) {
+      if (++index_[g] < count_[g]) {
+        address_ += step_[g];
+        return;
+      }
+      index_[g] = 0;
+      address_ -= (count_[g] - 1) * step_[g];  // unsigned wrap-around is exact
+    }
+  }
   uint64_t run_bytes() const { return run_bytes_; }
   uint64_t run_count() const { return runs_; }
 

@@ -19,6 +19,9 @@ const HbmConfig& checked(const HbmConfig& c) {
 HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0) {
   if (pow2)
     while ((uint64_t{1} << shift) < v) ++shift;
+  else if (v < (uint64_t{1} << 32))
+    magic = UINT64_MAX / v + 1;  // ceil(2^64 / v), v not a power of two
+  // (v >= 2^32: magic 0 gives quotient 0, exact for numerators below 2^32)
 }
 
 HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
@@ -43,6 +46,9 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
   grain_ = Divider(grain);
   burst_ = Divider(config_.burst_bytes());
   channels_ = config_.channels;
+  if (chunk_.pow2 && grain_.pow2 && interleave_.pow2 && pcs_.pow2 && page_.pow2 && banks_.pow2 &&
+      burst_.pow2)
+    piece_bytes_ = std::min(config_.chunk_bytes, grain);
 
   // Pieces are cut on burst-aligned boundaries, so one holds at most this many bursts.
   const uint64_t max_bursts = std::min(config_.chunk_bytes, grain) / config_.burst_bytes();
@@ -52,9 +58,16 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
     xfer_ps_[b] = static_cast<uint64_t>(std::ceil(static_cast<double>(b) * burst_ps - 1e-6));
 
   pc_.resize(config_.pseudo_channel_count());
-  for (auto& p : pc_) p.next_refresh = t_refi_;
+  for (size_t i = 0; i < pc_.size(); ++i) {
+    pc_[i].next_refresh = refresh_on_ ? t_refi_ : UINT64_MAX;
+    pc_[i].channel = static_cast<uint32_t>(i % channels_);
+  }
   bank_.resize(config_.pseudo_channel_count() * config_.banks);
   stats_.channel_busy_ps.assign(config_.channels, 0);
+  timing_ = Timing{t_cl_, t_rp_, t_rcd_ + t_cl_, t_ras_, t_rrd_, t_faw_, t_faw_ > 4 * t_rrd_,
+                   pc_.data(), bank_.data(), xfer_ps_.data(), stats_.channel_busy_ps.data(),
+                   interleave_.shift, interleave_.shift + pcs_.shift, page_.shift, banks_.shift,
+                   burst_.shift, interleave_.d - 1, pcs_.d - 1, banks_.d - 1, burst_.d - 1};
 }
 
 uint64_t HbmCore::ns_to_ps(double ns) const {
@@ -72,17 +85,6 @@ uint64_t HbmCore::transfer_ps(uint64_t bytes) const {
       std::ceil(static_cast<double>(bursts) * config_.burst_ns() * ps_per_ns_ - 1e-6));
 }
 
-// Interleave block -> pseudo-channel. Consecutive blocks rotate over every pseudo-channel;
-// each further round of blocks is rotated by a hash of its index, as memory controllers hash
-// upper address bits into the channel select: a strided walk (a column of a row-major matrix)
-// then spreads over all channels instead of hammering the few its stride lands on. A rotation
-// per round keeps the mapping one-to-one for any number of pseudo-channels.
-uint64_t HbmCore::pseudo_channel_of(uint64_t unit) const {
-  const uint64_t round = pcs_.div(unit);
-  const uint64_t rotation = (round * 0x9E3779B97F4A7C15ull) >> 40;
-  return pcs_.mod(pcs_.mod(unit) + pcs_.mod(rotation));
-}
-
 HbmLocation HbmCore::locate(uint64_t addr) const {
   const uint64_t unit = interleave_.div(addr);
   const uint64_t pc = pseudo_channel_of(unit);
@@ -97,6 +99,51 @@ HbmLocation HbmCore::locate(uint64_t addr) const {
   return loc;
 }
 
+// Interleave block -> pseudo-channel. Consecutive blocks rotate over every pseudo-channel;
+// each further round of blocks is rotated by a hash of its index, as memory controllers hash
+// upper address bits into the channel select: a strided walk (a column of a row-major matrix)
+// then spreads over all channels instead of hammering the few its stride lands on. A rotation
+// per round keeps the mapping one-to-one for any number of pseudo-channels. (piece_pow2 in the
+// header computes the same with shifts when the geometry is in powers of two.)
+uint64_t HbmCore::pseudo_channel_of(uint64_t unit) const {
+  const uint64_t round = pcs_.div(unit);
+  const uint64_t rotation = (round * 0x9E3779B97F4A7C15ull) >> 40;
+  return pcs_.mod(pcs_.mod(unit) + pcs_.mod(rotation));
+}
+
+void HbmCore::add(const RowCounts& rows) {
+  stats_.row_hits += rows.hits;
+  stats_.row_misses += rows.misses;
+  stats_.row_conflicts += rows.conflicts;
+}
+
+uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
+                                     uint64_t bursts, uint64_t now) {
+  refresh(pc, now);
+  RowCounts rows;  // counted here: the caller's counters stay out of memory
+  const uint64_t end = chunk(timing_, pc, bank_index, row, bursts, now, rows);
+  add(rows);
+  return end;
+}
+
+uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows) {
+  if (piece_bytes_ != 0) {
+    const uint64_t t = book_pow2(timing_, a, bytes, now, rows);
+    count_window(t, bytes);
+    return t;
+  }
+  // Address -> (pseudo-channel, bank, row): the piece lies in one interleave block and row.
+  const uint64_t unit = interleave_.div(a);
+  const uint64_t pc = pseudo_channel_of(unit);
+  const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(a);
+  const uint64_t row_index = page_.div(local);
+  const uint64_t bursts = burst_.div(a + bytes - 1) - burst_.div(a) + 1;
+  const uint64_t t = chunk(timing_, pc, pc * config_.banks + banks_.mod(row_index),
+                           banks_.div(row_index), bursts, now, rows);
+  count_window(t, bytes);
+  return t;
+}
+
 uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
   if (bytes == 0) return now_ps;
   if (addr >= config_.capacity_bytes || bytes > config_.capacity_bytes - addr)
@@ -106,24 +153,15 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   const uint64_t end = addr + bytes;
   uint64_t done = now_ps;
+  RowCounts rows;
   for (uint64_t a = addr; a < end;) {
     const uint64_t next =
         std::min({end, (chunk_.div(a) + 1) * config_.chunk_bytes, (grain_.div(a) + 1) * grain_.d});
-    // Address -> (pseudo-channel, bank, row): the piece lies in one interleave block and row.
-    const uint64_t unit = interleave_.div(a);
-    const uint64_t pc = pseudo_channel_of(unit);
-    const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(a);
-    const uint64_t row_index = page_.div(local);
-    const uint64_t bursts = burst_.div(next - 1) - burst_.div(a) + 1;
-    const uint64_t t = chunk(pc, static_cast<uint32_t>(pc % channels_),
-                             static_cast<uint32_t>(banks_.mod(row_index)), banks_.div(row_index),
-                             bursts, now_ps);
-    done = std::max(done, t);
-    const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
-    if (window >= stats_.bytes_per_window.size()) stats_.bytes_per_window.resize(window + 1, 0);
-    stats_.bytes_per_window[window] += next - a;
+    done = std::max(done, piece(a, next - a, now_ps, rows));
+    ++stats_.chunks;
     a = next;
   }
+  add(rows);
   stats_.last_completion_ps = std::max(stats_.last_completion_ps, done);
   return done;
 }
@@ -151,46 +189,6 @@ void HbmCore::refresh(uint64_t pc, uint64_t now) {
   p.rrd_ready = std::max(p.rrd_ready, end);
   p.next_refresh = due + t_refi_;
   ++stats_.refreshes;
-}
-
-uint64_t HbmCore::chunk(uint64_t pc, uint32_t channel, uint32_t bank, uint64_t row, uint64_t bursts,
-                        uint64_t now) {
-  PseudoChannel& p = pc_[pc];
-  Bank& b = bank_[pc * config_.banks + bank];
-  bool hit = false;
-  uint64_t act = 0;
-  uint64_t data_start = 0;
-  for (;;) {
-    hit = b.open_row == static_cast<int64_t>(row);
-    const uint64_t cmd = std::max(now, b.ready);
-    if (hit) {
-      data_start = std::max(p.bus_free, cmd + t_cl_);
-    } else {
-      act = b.open_row >= 0 ? std::max(cmd, b.ras_ready) + t_rp_ : cmd;
-      act = std::max({act, p.rrd_ready, p.faw_ready[p.faw_pos]});
-      data_start = std::max(p.bus_free, act + t_rcd_ + t_cl_);
-    }
-    if (!refresh_on_ || data_start < p.next_refresh) break;
-    refresh(pc, now);  // due before this chunk's data: it goes first, then we reschedule
-  }
-  const uint64_t xfer = xfer_ps_[bursts];
-  const uint64_t data_end = data_start + xfer;
-  ++stats_.chunks;
-  if (hit) {
-    ++stats_.row_hits;
-  } else {
-    ++stats_.row_misses;
-    if (b.open_row >= 0) ++stats_.row_conflicts;
-    b.open_row = static_cast<int64_t>(row);
-    b.ras_ready = act + t_ras_;
-    p.rrd_ready = act + t_rrd_;
-    p.faw_ready[p.faw_pos] = act + t_faw_;
-    p.faw_pos = (p.faw_pos + 1) & 3;
-  }
-  b.ready = data_end - t_cl_;  // a following hit's data can follow this one back to back
-  p.bus_free = data_end;
-  stats_.channel_busy_ps[channel] += xfer;
-  return data_end;
 }
 
 }  // namespace systolic

@@ -13,7 +13,9 @@
 //
 // Time: "ps" throughout is SystemC time (1000 per core cycle, models/common/clock.hpp). The
 // constructor converts the config's real ns with the core clock, so at 1000 MHz ps are real ps.
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "models/hbm/hbm_config.hpp"
@@ -34,6 +36,12 @@ struct HbmStats {
   // Bytes whose transfer completed in each window of kWindowPs (for bandwidth-over-time plots).
   static constexpr uint64_t kWindowPs = 1000000;  // 1000 core cycles
   std::vector<uint64_t> bytes_per_window;
+
+  auto fields() const {
+    return std::tie(bytes_read, bytes_written, requests, chunks, row_hits, row_misses, row_conflicts,
+                    refreshes, last_completion_ps, channel_busy_ps, bytes_per_window);
+  }
+  bool operator==(const HbmStats& o) const { return fields() == o.fields(); }
 };
 
 struct HbmLocation {
@@ -46,8 +54,12 @@ struct HbmLocation {
 
 class HbmCore {
  public:
+  class Stream;
+
   // Throws std::invalid_argument with HbmConfigIssue::message() for an invalid config.
   explicit HbmCore(const HbmConfig& config, double core_clock_mhz = 1000.0);
+  HbmCore(const HbmCore&) = delete;  // timing_ points into the core's own state
+  HbmCore& operator=(const HbmCore&) = delete;
 
   // Books [addr, addr + bytes) issued at now_ps; returns the completion time in ps (now_ps for
   // zero bytes). Throws std::out_of_range past capacity_bytes.
@@ -62,16 +74,28 @@ class HbmCore {
   double peak_bytes_per_ps() const;
   // Bus time of one chunk of `bytes` starting on a burst boundary.
   uint64_t transfer_ps(uint64_t bytes) const;
+  // When every size of the geometry is a power of two, pieces are cut at the multiples of
+  // this (the smaller of chunk, page and interleave) and a request inside one such block can
+  // go through Stream::book(); 0 otherwise.
+  uint64_t piece_bytes() const { return piece_bytes_; }
 
  private:
-  // Division by a constant: a shift when it is a power of two.
+  // Division by a constant without a divide instruction: a shift when it is a power of two,
+  // else a multiply by a 64-bit reciprocal, exact for numerators below 2^32 (Lemire, Kaser and
+  // Kurz, "Faster remainder by direct computation", 2019); larger numerators divide.
   struct Divider {
     uint64_t d = 1;
+    uint64_t magic = 0;  // ceil(2^64 / d) when d is not a power of two
     uint32_t shift = 0;
     bool pow2 = true;
     explicit Divider(uint64_t v = 1);
-    uint64_t div(uint64_t x) const { return pow2 ? x >> shift : x / d; }
-    uint64_t mod(uint64_t x) const { return pow2 ? x & (d - 1) : x % d; }
+    uint64_t div(uint64_t x) const {
+      if (pow2) return x >> shift;
+      if ((x >> 32) == 0)
+        return static_cast<uint64_t>((static_cast<unsigned __int128>(magic) * x) >> 64);
+      return x / d;
+    }
+    uint64_t mod(uint64_t x) const { return pow2 ? x & (d - 1) : x - div(x) * d; }
   };
   struct Bank {
     int64_t open_row = -1;   // -1: closed
@@ -80,15 +104,46 @@ class HbmCore {
   };
   struct PseudoChannel {
     uint64_t bus_free = 0;
-    uint64_t next_refresh = 0;
-    uint64_t rrd_ready = 0;    // last ACT + tRRD
+    uint64_t next_refresh = 0;  // UINT64_MAX with refresh off
+    uint64_t rrd_ready = 0;     // last ACT + tRRD
     uint64_t faw_ready[4] = {0, 0, 0, 0};  // ACT i + tFAW, ring of the last four
     uint32_t faw_pos = 0;
+    uint32_t channel = 0;       // pseudo-channel index mod channels
+  };
+  // Row-buffer outcomes of chunks, summed by whoever books them and added to the stats once.
+  struct RowCounts {
+    uint64_t hits = 0, misses = 0, conflicts = 0;
+  };
+  // What booking a chunk reads and never changes, and the power-of-two mapping. A Stream
+  // copies it into its caller's frame: a local cannot alias the stores to banks and counters,
+  // so the compiler keeps it in registers instead of reloading the core's members.
+  struct Timing {
+    uint64_t t_cl, t_rp, t_act_to_data, t_ras, t_rrd, t_faw;
+    bool faw_binds;  // tFAW > 4 tRRD (else four ACTs spaced tRRD already span tFAW)
+    PseudoChannel* pc;
+    Bank* bank;  // pc * banks + bank
+    const uint64_t* xfer_ps;  // by burst count
+    uint64_t* channel_busy_ps;
+    // With piece_bytes_ != 0: shifts and masks of the interleave block, a round of blocks
+    // (one per pseudo-channel), the page, the banks and the burst.
+    uint32_t interleave_shift, round_shift, page_shift, banks_shift, burst_shift;
+    uint64_t interleave_mask, pcs_mask, banks_mask, burst_mask;
   };
 
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
-  uint64_t chunk(uint64_t pc, uint32_t channel, uint32_t bank, uint64_t row, uint64_t bursts,
-                 uint64_t now);
+  // Books `bursts` on (pc, bank, row) from now and its bus time; returns the data end.
+  uint64_t chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row,
+                 uint64_t bursts, uint64_t now, RowCounts& rows);
+  // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
+  [[gnu::noinline]] uint64_t refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
+                                                uint64_t bursts, uint64_t now);
+  // Maps and books the piece [a, a + bytes) (one row of one bank) and counts its bytes'
+  // window; returns its data end. piece_pow2: piece_bytes_ != 0, every division is a shift.
+  uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
+  // piece() with every division a shift (piece_bytes_ != 0), without the window count.
+  uint64_t book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
+  void count_window(uint64_t t, uint64_t bytes);
+  void add(const RowCounts& rows);
   void refresh(uint64_t pc, uint64_t now);
 
   HbmConfig config_;
@@ -96,11 +151,132 @@ class HbmCore {
   uint64_t t_rcd_, t_rp_, t_cl_, t_ras_, t_rrd_, t_faw_, t_refi_, t_rfc_;
   bool refresh_on_;
   Divider interleave_, pcs_, page_, banks_, chunk_, grain_, burst_;
+  uint64_t piece_bytes_ = 0;  // piece_bytes()
   uint32_t channels_;
   std::vector<uint64_t> xfer_ps_;  // by burst count
   std::vector<PseudoChannel> pc_;
   std::vector<Bank> bank_;  // pc * banks + bank
   HbmStats stats_;
+  Timing timing_;  // points into xfer_ps_, pc_, bank_ and stats_.channel_busy_ps (never resized)
 };
+
+// Many requests in a row from one caller (a DMA engine's request loop): the same completion
+// times, bookings and counters as HbmCore::access one by one, inline for a request inside one
+// piece. The per-request counters are summed here and added to the core's stats when the
+// stream ends: read stats() only after.
+class HbmCore::Stream {
+ public:
+  Stream(HbmCore& hbm, bool write) : hbm_(hbm), k_(hbm.timing_), write_(write) {}
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
+    if (window_bytes_ != 0) hbm_.count_window(window_start_, window_bytes_);
+    HbmStats& s = hbm_.stats_;
+    s.requests += requests_;
+    s.chunks += requests_;
+    (write_ ? s.bytes_written : s.bytes_read) += bytes_;
+    s.last_completion_ps = std::max(s.last_completion_ps, latest_);
+    s.row_hits += rows_.hits;  // not add(rows_): no address of a counter may escape, or the
+    s.row_misses += rows_.misses;  // compiler keeps them in memory across the caller's calls
+    s.row_conflicts += rows_.conflicts;
+  }
+
+  // Any request, as HbmCore::access.
+  uint64_t access(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+    const uint64_t last = addr + bytes - 1;
+    // book() takes it when it lies in one piece (addr and last agree above the piece, so last
+    // did not wrap) inside the capacity.
+    if (hbm_.piece_bytes_ != 0 && bytes != 0 && ((addr ^ last) & ~(hbm_.piece_bytes_ - 1)) == 0 &&
+        last < hbm_.config_.capacity_bytes)
+      return book(addr, bytes, now_ps);
+    return hbm_.access(addr, bytes, write_, now_ps);
+  }
+  // A request the caller knows to be non-empty, inside the capacity and inside one
+  // piece_bytes()-aligned block (piece_bytes() != 0), without those checks.
+  uint64_t book(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+    const uint64_t end = hbm_.book_pow2(k_, addr, bytes, now_ps, rows_);
+    // Bytes per window: summed here while the completions stay in one window (they rarely
+    // leave it: a window is a thousand cycles), added to the stats when they do.
+    if (end - window_start_ >= HbmStats::kWindowPs) {
+      if (window_bytes_ != 0) hbm_.count_window(window_start_, window_bytes_);
+      window_start_ = end / HbmStats::kWindowPs * HbmStats::kWindowPs;
+      window_bytes_ = 0;
+    }
+    window_bytes_ += bytes;
+    const uint64_t done = std::max(now_ps, end);
+    latest_ = std::max(latest_, done);
+    ++requests_;
+    bytes_ += bytes;
+    return done;
+  }
+
+ private:
+  HbmCore& hbm_;
+  const Timing k_;
+  const bool write_;
+  RowCounts rows_;
+  uint64_t requests_ = 0, bytes_ = 0, latest_ = 0;
+  uint64_t window_start_ = 0, window_bytes_ = 0;  // bytes completed in [start, start + window)
+};
+
+// The hot path, inline so that a Stream's caller compiles into one loop.
+
+inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row,
+                               uint64_t bursts, uint64_t now, RowCounts& rows) {
+  PseudoChannel& p = k.pc[pc];
+  Bank& b = k.bank[bank_index];
+  const bool hit = b.open_row == static_cast<int64_t>(row);
+  const bool open = b.open_row >= 0;
+  const uint64_t cmd = std::max(now, b.ready);
+  uint64_t act = 0;
+  uint64_t data_start;
+  if (hit) {
+    data_start = std::max(p.bus_free, cmd + k.t_cl);
+  } else {
+    act = open ? std::max(cmd, b.ras_ready) + k.t_rp : cmd;
+    act = std::max(act, p.rrd_ready);
+    if (k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
+    data_start = std::max(p.bus_free, act + k.t_act_to_data);
+  }
+  if (data_start >= p.next_refresh) return refresh_then_chunk(pc, bank_index, row, bursts, now);
+  const uint64_t xfer = k.xfer_ps[bursts];
+  const uint64_t data_end = data_start + xfer;
+  if (hit) {
+    ++rows.hits;
+  } else {
+    ++rows.misses;
+    rows.conflicts += open;
+    b.open_row = static_cast<int64_t>(row);
+    b.ras_ready = act + k.t_ras;
+    p.rrd_ready = act + k.t_rrd;
+    if (k.faw_binds) {
+      p.faw_ready[p.faw_pos] = act + k.t_faw;
+      p.faw_pos = (p.faw_pos + 1) & 3;
+    }
+  }
+  b.ready = data_end - k.t_cl;  // a following hit's data can follow this one back to back
+  p.bus_free = data_end;
+  k.channel_busy_ps[p.channel] += xfer;
+  return data_end;
+}
+
+inline void HbmCore::count_window(uint64_t t, uint64_t bytes) {
+  const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
+  if (window >= stats_.bytes_per_window.size()) stats_.bytes_per_window.resize(window + 1, 0);
+  stats_.bytes_per_window[window] += bytes;
+}
+
+// The mapping of piece() with every division a shift (pseudo_channel_of, locate).
+inline uint64_t HbmCore::book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now,
+                                   RowCounts& rows) {
+  const uint64_t round = a >> k.round_shift;
+  const uint64_t pc =
+      ((a >> k.interleave_shift) + ((round * 0x9E3779B97F4A7C15ull) >> 40)) & k.pcs_mask;
+  const uint64_t row_index =
+      ((round << k.interleave_shift) | (a & k.interleave_mask)) >> k.page_shift;
+  const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
+  return chunk(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask),
+               row_index >> k.banks_shift, bursts, now, rows);
+}
 
 }  // namespace systolic

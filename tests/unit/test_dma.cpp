@@ -1,6 +1,7 @@
 // DMA: descriptors to contiguous runs (worked by hand), conservation of bytes between the
-// descriptors and HBM, sustained bandwidth through the DMA, and engines contending for HBM in
-// SystemC (each simulation in a fresh simulation context).
+// descriptors and HBM, sustained bandwidth through the DMA, engines contending for HBM in
+// SystemC (each simulation in a fresh simulation context), and the request loop's fast path
+// against a one-request-at-a-time reference.
 #include <catch2/catch.hpp>
 
 #include <systemc>
@@ -91,6 +92,173 @@ DmaDescriptor stream_to_sram(uint64_t base, uint64_t bytes) {
 
 double fraction_of_peak(const HbmCore& hbm, uint64_t bytes, uint64_t ps) {
   return static_cast<double>(bytes) / static_cast<double>(ps) / hbm.peak_bytes_per_ps();
+}
+
+
+// DmaCore as it issued requests before its fast path, one at a time through HbmCore::access
+// (itself pinned against a chunk-by-chunk reference in test_hbm.cpp): every run cut at
+// request_bytes-aligned addresses, request i issued when request i - max_outstanding has
+// completed, the two sides of HBM -> HBM alternating by bytes issued.
+class ReferenceDma {
+ public:
+  ReferenceDma(HbmCore& hbm, std::vector<Scratchpad*> pads, const DmaConfig& c)
+      : hbm_(hbm), pads_(std::move(pads)), window_(c.max_outstanding, 0),
+        request_(c.request_bytes ? c.request_bytes : hbm.config().chunk_bytes) {}
+
+  void start(const DmaDescriptor& d, uint64_t now) {
+    auto pad = [&](const DmaEndpoint& e) { return e.is_hbm() ? nullptr : pads_[static_cast<size_t>(e.space)]; };
+    src_ = pad(d.src);
+    dst_ = pad(d.dst);
+    std::vector<Request> sides[2];
+    for (int side = 0; side < 2; ++side) {
+      const DmaEndpoint& e = side == 0 ? d.src : d.dst;
+      if (!e.is_hbm() && !(side == 0 && !d.dst.is_hbm())) continue;  // SRAM -> SRAM: the source
+      for (const DmaRun& run : runs_of(d, e))
+        for (uint64_t a = run.address; a < run.address + run.bytes;) {
+          const uint64_t n = std::min(run.address + run.bytes, (a / request_ + 1) * request_) - a;
+          sides[side].push_back({a, n, side == 1, e.is_hbm()});
+          a += n;
+        }
+    }
+    queue_.clear();
+    uint64_t issued[2] = {0, 0};
+    size_t next[2] = {0, 0};
+    while (next[0] < sides[0].size() || next[1] < sides[1].size()) {
+      const int side = next[0] == sides[0].size() ? 1 : next[1] == sides[1].size() ? 0 : issued[1] < issued[0];
+      queue_.push_back(sides[side][next[side]++]);
+      issued[side] += queue_.back().bytes;
+    }
+    head_ = 0;
+    start_ = issue_ = completion_ = now;
+    ++stats.descriptors;
+    stats.bytes += d.total_bytes();
+    counted_ = false;
+  }
+
+  uint64_t next_issue_ps() const { return std::max(issue_, window_[slot_]); }
+  uint64_t completion_ps() const { return completion_; }
+
+  bool issue_until(uint64_t horizon) {
+    for (; head_ < queue_.size() && next_issue_ps() <= horizon; ++head_) {
+      const Request& r = queue_[head_];
+      const uint64_t t = next_issue_ps();
+      uint64_t done;
+      if (!r.hbm) {
+        done = dst_->access(true, r.bytes, src_->access(false, r.bytes, t));
+        stats.sram_bytes_read += r.bytes;
+        stats.sram_bytes_written += r.bytes;
+      } else if (!r.write) {
+        done = hbm_.access(r.address, r.bytes, false, t);
+        stats.hbm_bytes_read += r.bytes;
+        if (dst_) {
+          done = dst_->access(true, r.bytes, done);
+          stats.sram_bytes_written += r.bytes;
+        }
+      } else {
+        uint64_t ready = t;
+        if (src_) {
+          ready = src_->access(false, r.bytes, t);
+          stats.sram_bytes_read += r.bytes;
+        }
+        done = hbm_.access(r.address, r.bytes, true, ready);
+        stats.hbm_bytes_written += r.bytes;
+      }
+      issue_ = t;
+      window_[slot_] = done;
+      slot_ = (slot_ + 1) % window_.size();
+      completion_ = std::max(completion_, done);
+      ++stats.requests;
+    }
+    if (head_ == queue_.size() && !counted_) {
+      stats.busy_ps += completion_ - start_;
+      counted_ = true;
+    }
+    return head_ == queue_.size();
+  }
+
+  DmaStats stats;
+
+ private:
+  struct Request {
+    uint64_t address, bytes;
+    bool write, hbm;
+  };
+  HbmCore& hbm_;
+  std::vector<Scratchpad*> pads_;
+  std::vector<uint64_t> window_;
+  uint64_t request_;
+  size_t slot_ = 0, head_ = 0;
+  std::vector<Request> queue_;
+  Scratchpad* src_ = nullptr;
+  Scratchpad* dst_ = nullptr;
+  uint64_t start_ = 0, issue_ = 0, completion_ = 0;
+  bool counted_ = true;
+};
+
+// Engines sharing one HBM and two scratchpads, stepped like DmaEngine::transfer: the engine
+// that wakes first issues up to a quantum ahead, then sleeps until its next issue time (or
+// takes its next descriptor once the last one has completed). Records every completion.
+template <class Core>
+struct Shared {
+  Shared(const HbmConfig& hbm_config, double mhz, const DmaConfig& dma, size_t engines)
+      : hbm(hbm_config, mhz),
+        vmem({"vmem", 1 << 22, 4, 512, 2}),
+        weights({"weights", 1 << 22, 4, 1024, 3}) {
+    for (size_t e = 0; e < engines; ++e)
+      cores.push_back(std::make_unique<Core>(hbm, std::vector<Scratchpad*>{&vmem, &weights}, dma));
+  }
+  std::vector<uint64_t> run(const std::vector<std::vector<DmaDescriptor>>& work, uint64_t quantum) {
+    std::vector<uint64_t> done, wake(work.size(), 0);
+    std::vector<size_t> next(work.size(), 0);
+    std::vector<bool> busy(work.size(), false);
+    for (;;) {
+      size_t e = work.size();
+      for (size_t i = 0; i < work.size(); ++i)
+        if ((busy[i] || next[i] < work[i].size()) && (e == work.size() || wake[i] < wake[e])) e = i;
+      if (e == work.size()) return done;
+      Core& core = *cores[e];
+      if (!busy[e]) core.start(work[e][next[e]++], wake[e]);
+      busy[e] = !core.issue_until(wake[e] + quantum);
+      wake[e] = busy[e] ? core.next_issue_ps() : std::max(wake[e], core.completion_ps());
+      if (!busy[e]) done.push_back(wake[e]);
+    }
+  }
+  HbmCore hbm;
+  Scratchpad vmem, weights;
+  std::vector<std::unique_ptr<Core>> cores;
+};
+
+// A random descriptor between HBM (addresses below `span`) and the two scratchpads: dense,
+// strided rows, element gathers; HBM -> SRAM, SRAM -> HBM, HBM -> HBM and SRAM -> SRAM.
+DmaDescriptor random_descriptor(std::mt19937_64& rng, uint64_t span) {
+  DmaDescriptor d;
+  d.element_bytes = uint64_t{1} << (rng() % 4);
+  const uint64_t shape = rng() % 4;
+  d.shape = shape == 0   ? std::array<uint64_t, 3>{1 + rng() % 40000, 1, 1}
+            : shape == 1 ? std::array<uint64_t, 3>{1 + rng() % 600, 1 + rng() % 24, 1 + rng() % 3}
+            : shape == 2 ? std::array<uint64_t, 3>{1, 1 + rng() % 300, 1}
+                         : std::array<uint64_t, 3>{1 + rng() % 70, 1 + rng() % 70, 1};
+  const uint64_t s0 = rng() % 5 == 0 ? 2 + rng() % 3 : 1;
+  const uint64_t s1 = d.shape[0] * s0 + (rng() % 2 ? 0 : rng() % 3000);
+  const std::array<uint64_t, 3> strided = {s0, s1, s1 * d.shape[1] + rng() % 90};
+  const std::array<uint64_t, 3> dense = {1, d.shape[0], d.shape[0] * d.shape[1]};
+  auto hbm = [&](std::array<uint64_t, 3> stride) {
+    DmaEndpoint e = DmaEndpoint::hbm(0, stride);
+    e.base = rng() % (span - d.extent_bytes(e));
+    return e;
+  };
+  auto sram = [&] {
+    DmaEndpoint e = DmaEndpoint::sram(static_cast<int>(rng() % 2), 0, dense);
+    e.base = rng() % ((1 << 22) - d.extent_bytes(e));
+    return e;
+  };
+  switch (rng() % 6) {
+    case 0: case 1: d.src = hbm(strided); d.dst = sram(); break;
+    case 2: case 3: d.src = sram(); d.dst = hbm(strided); break;
+    case 4: d.src = hbm(strided); d.dst = hbm(dense); break;
+    default: d.src = sram(); d.dst = sram(); break;
+  }
+  return d;
 }
 
 }  // namespace
@@ -320,4 +488,50 @@ TEST_CASE("the quantum trades yields for ordering error, not for bandwidth", "[m
                           << " us, " << b.syncs[0] << " yields");
   CHECK(ta == Approx(tb).epsilon(0.03));
   CHECK(a.syncs[0] > 10 * b.syncs[0]);
+}
+
+TEST_CASE("engines sharing HBM issue exactly the requests of a one-at-a-time reference",
+          "[memory][dma]") {
+  struct Case {
+    HbmConfig hbm;
+    double mhz;
+    uint64_t request_bytes;
+    uint32_t max_outstanding;
+    uint64_t quantum_ps;
+    size_t engines;
+  };
+  HbmConfig odd = hbm2_tpu_v4i();  // pieces that are not a power of two: no Stream::book
+  odd.banks = 12;
+  HbmConfig small_pieces = hbm2_tpu_v4i();
+  small_pieces.chunk_bytes = 256;
+  const std::vector<Case> cases = {
+      {hbm2_tpu_v4i(), 1050.0, 0, 512, 1000000, 4},  // the presets' defaults
+      {hbm2_tpu_v4i(), 1000.0, 64, 16, 37000, 3},    // small requests, a short quantum
+      {hbm2_tpu_v4i(), 1000.0, 4096, 3, 250000, 2},  // requests of several pieces
+      {small_pieces, 1000.0, 96, 1, 1000000, 2},     // requests not a power of two, one in flight
+      {hbm2e_tpu_v5p(), 940.0, 0, 64, 100000000, 2},  // 96 pseudo-channels, a long quantum
+      {ddr3_tpu_v1(), 700.0, 0, 512, 1000000, 3},
+      {odd, 1000.0, 512, 512, 1000000, 2},
+  };
+  std::mt19937_64 rng(29);
+  for (const Case& c : cases) {
+    DmaConfig dma;
+    dma.request_bytes = c.request_bytes;
+    dma.max_outstanding = c.max_outstanding;
+    std::vector<std::vector<DmaDescriptor>> work(c.engines);
+    for (auto& queue : work)
+      for (int i = 0; i < 25; ++i) queue.push_back(random_descriptor(rng, 1ull << 30));
+    Shared<DmaCore> fast(c.hbm, c.mhz, dma, c.engines);
+    Shared<ReferenceDma> ref(c.hbm, c.mhz, dma, c.engines);
+    INFO(c.hbm.name << ", " << c.request_bytes << " B requests, " << c.max_outstanding
+                    << " in flight, " << c.engines << " engines");
+    CHECK(fast.run(work, c.quantum_ps) == ref.run(work, c.quantum_ps));
+    for (size_t e = 0; e < c.engines; ++e) CHECK(fast.cores[e]->stats() == ref.cores[e]->stats);
+    CHECK(fast.hbm.stats() == ref.hbm.stats());
+    for (auto [a, b] : {std::pair{&fast.vmem, &ref.vmem}, std::pair{&fast.weights, &ref.weights}}) {
+      CHECK(a->bytes_read() == b->bytes_read());
+      CHECK(a->bytes_written() == b->bytes_written());
+      CHECK(a->port_busy_ps() == b->port_busy_ps());
+    }
+  }
 }

@@ -1,10 +1,12 @@
 // The HBM/DDR timing core: preset bandwidths by hand, sustained bandwidth of sequential and
 // scattered traffic, hand-worked latencies on a tiny part, refresh cost, address mapping,
-// conservation of bytes and rejection of impossible configs.
+// conservation of bytes, rejection of impossible configs, and the fast paths (shifts for
+// power-of-two geometries, HbmCore::Stream) against a plain chunk-by-chunk reference.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -72,6 +74,229 @@ double scattered_fraction(const HbmConfig& c, uint64_t count = 200000) {
   const uint64_t slots = c.capacity_bytes / 64;
   return achieved_fraction(hbm, count, 64, 512, [&](uint64_t) { return (rng() % slots) * 64; });
 }
+
+
+// The timing model of docs/memory.md written plainly, one chunk at a time, with / and %
+// everywhere: what HbmCore computed before its fast paths, kept as the oracle they must match
+// to the picosecond and to the byte.
+class ReferenceHbm {
+ public:
+  explicit ReferenceHbm(const HbmConfig& c, double mhz = 1000.0) : c_(c), mhz_(mhz) {
+    const uint64_t pcs = uint64_t{c.channels} * c.pseudo_channels;
+    pcs_.assign(pcs, Pc{});
+    for (auto& p : pcs_) p.next_refresh = ps(c.t_refi_ns);
+    banks_.assign(pcs * c.banks, Bank{});
+    stats.channel_busy_ps.assign(c.channels, 0);
+  }
+
+  uint64_t access(uint64_t addr, uint64_t bytes, bool write, uint64_t now) {
+    if (bytes == 0) return now;
+    ++stats.requests;
+    (write ? stats.bytes_written : stats.bytes_read) += bytes;
+    const uint64_t grain = std::min(c_.page_bytes, c_.interleave_bytes);
+    const uint64_t pcs = pcs_.size();
+    uint64_t done = now;
+    for (uint64_t a = addr; a < addr + bytes;) {
+      const uint64_t next = std::min({addr + bytes, (a / c_.chunk_bytes + 1) * c_.chunk_bytes,
+                                      (a / grain + 1) * grain});
+      const uint64_t unit = a / c_.interleave_bytes, round = unit / pcs;
+      const uint64_t pc = (unit % pcs + ((round * 0x9E3779B97F4A7C15ull) >> 40) % pcs) % pcs;
+      const uint64_t row_index = (round * c_.interleave_bytes + a % c_.interleave_bytes) / c_.page_bytes;
+      const uint64_t burst = c_.burst_bytes();
+      const uint64_t end = chunk(pc, row_index % c_.banks, row_index / c_.banks,
+                                 (next - 1) / burst - a / burst + 1, now);
+      const uint64_t w = end / HbmStats::kWindowPs;
+      if (w >= stats.bytes_per_window.size()) stats.bytes_per_window.resize(w + 1, 0);
+      stats.bytes_per_window[w] += next - a;
+      ++stats.chunks;
+      done = std::max(done, end);
+      a = next;
+    }
+    stats.last_completion_ps = std::max(stats.last_completion_ps, done);
+    return done;
+  }
+
+  HbmStats stats;
+
+ private:
+  struct Bank {
+    int64_t row = -1;
+    uint64_t ready = 0, ras = 0;
+  };
+  struct Pc {
+    uint64_t bus = 0, next_refresh = 0, rrd = 0, faw[4] = {0, 0, 0, 0};
+    int oldest = 0;
+  };
+  uint64_t ps(double ns) const { return static_cast<uint64_t>(std::llround(ns * mhz_)); }
+
+  uint64_t chunk(uint64_t pc, uint64_t bank, uint64_t row, uint64_t bursts, uint64_t now) {
+    Pc& p = pcs_[pc];
+    Bank& b = banks_[pc * c_.banks + bank];
+    const bool refreshing = c_.t_rfc_ns > 0;
+    uint64_t act = 0, start = 0;
+    for (;;) {
+      const uint64_t cmd = std::max(now, b.ready);
+      if (b.row == static_cast<int64_t>(row)) {
+        start = std::max(p.bus, cmd + ps(c_.t_cl_ns));
+      } else {
+        act = b.row < 0 ? cmd : std::max(cmd, b.ras) + ps(c_.t_rp_ns);
+        act = std::max({act, p.rrd, p.faw[p.oldest]});
+        start = std::max(p.bus, act + ps(c_.t_rcd_ns) + ps(c_.t_cl_ns));
+      }
+      if (!refreshing || start < p.next_refresh) break;
+      refresh(pc, now);
+    }
+    const double burst_ps = c_.burst_ns() * mhz_;
+    const uint64_t xfer = static_cast<uint64_t>(std::ceil(static_cast<double>(bursts) * burst_ps - 1e-6));
+    if (b.row == static_cast<int64_t>(row)) {
+      ++stats.row_hits;
+    } else {
+      ++stats.row_misses;
+      if (b.row >= 0) ++stats.row_conflicts;
+      b.row = static_cast<int64_t>(row);
+      b.ras = act + ps(c_.t_ras_ns);
+      p.rrd = act + ps(c_.t_rrd_ns);
+      p.faw[p.oldest] = act + ps(c_.t_faw_ns);
+      p.oldest = (p.oldest + 1) % 4;
+    }
+    b.ready = start + xfer - ps(c_.t_cl_ns);
+    p.bus = start + xfer;
+    stats.channel_busy_ps[pc % c_.channels] += xfer;
+    return start + xfer;
+  }
+
+  void refresh(uint64_t pc, uint64_t now) {
+    Pc& p = pcs_[pc];
+    const uint64_t refi = ps(c_.t_refi_ns);
+    uint64_t due = p.next_refresh;
+    if (now >= due + refi) {
+      stats.refreshes += (now - due) / refi;
+      due += (now - due) / refi * refi;
+    }
+    uint64_t start = std::max(due, p.bus);
+    for (uint32_t i = 0; i < c_.banks; ++i) {
+      const Bank& b = banks_[pc * c_.banks + i];
+      if (b.row >= 0) start = std::max(start, b.ras);
+    }
+    const uint64_t end = start + ps(c_.t_rfc_ns);
+    for (uint32_t i = 0; i < c_.banks; ++i) {
+      Bank& b = banks_[pc * c_.banks + i];
+      b.row = -1;
+      b.ready = std::max(b.ready, end);
+    }
+    p.bus = std::max(p.bus, end);
+    p.rrd = std::max(p.rrd, end);
+    p.next_refresh = due + refi;
+    ++stats.refreshes;
+  }
+
+  HbmConfig c_;
+  double mhz_;
+  std::vector<Pc> pcs_;
+  std::vector<Bank> banks_;
+};
+
+void check_same(const HbmStats& got, const HbmStats& want) {
+  CHECK(got.bytes_read == want.bytes_read);
+  CHECK(got.bytes_written == want.bytes_written);
+  CHECK(got.requests == want.requests);
+  CHECK(got.chunks == want.chunks);
+  CHECK(got.row_hits == want.row_hits);
+  CHECK(got.row_misses == want.row_misses);
+  CHECK(got.row_conflicts == want.row_conflicts);
+  CHECK(got.refreshes == want.refreshes);
+  CHECK(got.last_completion_ps == want.last_completion_ps);
+  CHECK(got.channel_busy_ps == want.channel_busy_ps);
+  CHECK(got.bytes_per_window == want.bytes_per_window);
+}
+
+// Geometries for the fast paths and the general one: the presets (hbm2e has 96 pseudo-channels,
+// not a power of two), tFAW binding (more than 4 tRRD), pages larger and smaller than the
+// interleave, chunks smaller than a page, odd bank and channel counts, no refresh, slow clocks.
+struct Geometry {
+  HbmConfig config;
+  double mhz;
+};
+
+std::vector<Geometry> geometries() {
+  auto with = [](HbmConfig c, auto change) {
+    change(c);
+    return c;
+  };
+  return {
+      {hbm2_tpu_v4i(), 1050.0},
+      {hbm2e_tpu_v5p(), 940.0},
+      {ddr3_tpu_v1(), 700.0},
+      {with(tiny(),  // tFAW binds: four ACTs 3 ns apart span 9 ns of its 20
+            [](HbmConfig& c) {
+              c.channels = c.pseudo_channels = 2;
+              c.t_rrd_ns = 3, c.t_faw_ns = 20, c.t_refi_ns = 700, c.t_rfc_ns = 90;
+            }),
+       1000.0},
+      {with(hbm2_tpu_v4i(),  // a page spans two interleave blocks; 12 banks
+            [](HbmConfig& c) { c.page_bytes = 2048, c.chunk_bytes = 256, c.banks = 12; }),
+       1000.0},
+      {with(hbm2_tpu_v4i(),  // an interleave block spans two pages; no refresh
+            [](HbmConfig& c) {
+              c.page_bytes = 512, c.interleave_bytes = 2048, c.chunk_bytes = 4096, c.t_rfc_ns = 0;
+            }),
+       500.0},
+      {with(tiny(),  // nothing a power of two but the burst; addresses past 2^32
+            [](HbmConfig& c) {
+              c.channels = 3, c.pseudo_channels = 2, c.banks = 6, c.capacity_bytes = 64ull << 30;
+              c.interleave_bytes = 768, c.chunk_bytes = 384, c.t_refi_ns = 1900, c.t_rfc_ns = 160;
+            }),
+       1000.0},
+  };
+}
+
+// A mix of traffic: sequential runs of requests of one size (aligned or not), scattered small
+// requests, long accesses across many pieces; issue times mostly rising, with jumps (idle
+// stretches with missed refreshes) and some going back (another engine booking behind).
+class Traffic {
+ public:
+  Traffic(uint64_t capacity, uint64_t seed) : rng_(seed), capacity_(capacity) {}
+  void next(uint64_t& addr, uint64_t& bytes, bool& write, uint64_t& at) {
+    if (left_ == 0) {
+      const uint64_t kind = rng_() % 4;
+      left_ = kind == 0 ? 1 + rng_() % 3 : 1 + rng_() % 400;
+      size_ = kind == 1 ? 1 + rng_() % 96 : kind == 2 ? 1 + rng_() % 70000 : uint64_t{32} << (rng_() % 7);
+      at_ = rng_() % capacity_;
+      if (rng_() % 2) at_ -= at_ % size_;
+    }
+    --left_;
+    if (at_ + size_ > capacity_) at_ = rng_() % (capacity_ - size_);
+    addr = at_;
+    bytes = size_;
+    at_ += size_;
+    write = rng_() % 3 == 0;
+    const uint64_t r = rng_() % 100;
+    now_ += r < 2 ? 5000000 + rng_() % 20000000 : rng_() % 3000;
+    at = r < 8 && now_ > 50000 ? now_ - rng_() % 50000 : now_;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  uint64_t capacity_, left_ = 0, size_ = 0, at_ = 0, now_ = 0;
+};
+
+bool pow2(uint64_t v) { return (v & (v - 1)) == 0; }
+
+// The core and the reference side by side, fed the same traffic.
+struct Twin {
+  Twin(const Geometry& g, uint64_t seed)
+      : hbm(g.config, g.mhz), ref(g.config, g.mhz), traffic(g.config.capacity_bytes, seed) {}
+  void access() {  // the next request through both
+    uint64_t addr, bytes, at;
+    bool write;
+    traffic.next(addr, bytes, write, at);
+    if (hbm.access(addr, bytes, write, at) != ref.access(addr, bytes, write, at)) ++mismatches;
+  }
+  HbmCore hbm;
+  ReferenceHbm ref;
+  Traffic traffic;
+  uint64_t mismatches = 0;
+};
 
 }  // namespace
 
@@ -263,4 +488,57 @@ TEST_CASE("impossible memory configs are rejected with the key named", "[memory]
   c = hbm2_tpu_v4i();
   c.t_cl_ns = -1;
   CHECK(field_of(c) == "t_cl_ns");
+}
+
+TEST_CASE("access() matches the chunk-by-chunk reference on random traffic in every geometry",
+          "[memory][hbm]") {
+  for (const Geometry& g : geometries()) {
+    Twin twin(g, 11);
+    for (int i = 0; i < 30000; ++i) twin.access();
+    INFO(g.config.name << " at " << g.mhz << " MHz, " << g.config.banks << " banks");
+    CHECK(twin.mismatches == 0);
+    check_same(twin.hbm.stats(), twin.ref.stats);
+    CHECK((twin.hbm.stats().refreshes > 0) == (g.config.t_rfc_ns > 0));
+  }
+}
+
+TEST_CASE("a Stream books exactly as access() one by one and adds its counters when it ends",
+          "[memory][hbm]") {
+  for (const Geometry& g : geometries()) {
+    const HbmConfig& c = g.config;
+    Twin twin(g, 5);
+    const uint64_t piece = twin.hbm.piece_bytes();
+    INFO(c.name << ", pieces of " << piece << " B");
+    // Set exactly when every size of the geometry is a power of two: the smallest of them.
+    const bool all_pow2 = pow2(c.chunk_bytes) && pow2(c.page_bytes) && pow2(c.interleave_bytes) &&
+                          pow2(uint64_t{c.channels} * c.pseudo_channels) && pow2(c.banks);
+    CHECK(piece == (all_pow2 ? std::min({c.chunk_bytes, c.page_bytes, c.interleave_bytes}) : 0));
+    uint64_t booked = 0;
+    for (int round = 0; round < 40; ++round) {
+      const bool write = round % 3 == 0;
+      {
+        HbmCore::Stream stream(twin.hbm, write);
+        for (int i = 0; i < 700; ++i) {
+          uint64_t addr, bytes, at;
+          bool ignored;
+          twin.traffic.next(addr, bytes, ignored, at);
+          uint64_t got;
+          if (piece != 0 && i % 2 == 0) {  // book(): non-empty, inside one piece and the capacity
+            bytes = std::min(bytes, piece - addr % piece);
+            got = stream.book(addr, bytes, at);
+            ++booked;
+          } else {  // access(): anything
+            got = stream.access(addr, bytes, at);
+          }
+          if (got != twin.ref.access(addr, bytes, write, at)) ++twin.mismatches;
+        }
+      }
+      // Between streams the counters are whole again, and plain access() interleaves.
+      check_same(twin.hbm.stats(), twin.ref.stats);
+      twin.access();
+    }
+    CHECK(twin.mismatches == 0);
+    CHECK((booked > 0) == (piece != 0));
+    check_same(twin.hbm.stats(), twin.ref.stats);
+  }
 }
