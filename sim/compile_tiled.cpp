@@ -54,6 +54,7 @@ DType dtype_of(const ChipConfig& c, const Gemm& g) { return g.dtype.value_or(c.m
 
 struct Tiling {
   int64_t m = 0, k = 0, n = 0;
+  int64_t panel = 0;  // > 0: weights outer, in panels of this many columns (TiledCompiler::gemm)
 };
 
 // Layers with big weights are cut into at least this many weight tiles, so that the first
@@ -89,6 +90,15 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
     fail(fmt::format("a {}x{} weight tile needs {} B, but sram.weights_bytes holds {} B per copy", t.k,
                      t.n, t.k * t.n * w, wcap));
   t.m = std::max<int64_t>(1, std::min(t.m, acap / (t.n * 4)));
+  // Weights outer when the activations come in several blocks, a panel of whole tiles' columns
+  // fits a weight-buffer copy, and reading A once per panel moves fewer bytes than reading W
+  // once per block of rows.
+  const int64_t blocks = ceil_div(g.m, t.m), panel = std::min(g.n, wcap / (g.k * w) / t.n * t.n);
+  if (blocks > 1 && panel >= t.n) {
+    using u128 = unsigned __int128;
+    const u128 a = static_cast<u128>(g.m) * static_cast<u128>(g.k), b = static_cast<u128>(g.k) * static_cast<u128>(g.n);
+    if (b + a * static_cast<u128>(ceil_div(g.n, panel)) < a + b * static_cast<u128>(blocks)) t.panel = panel;
+  }
   return t;
 }
 
@@ -458,7 +468,7 @@ class TiledCompiler {
       } else if (!plans_[i].fused_tail) {
         const Tiling& t = plans_[i].tiling;
         a_bytes = std::max(a_bytes, static_cast<uint64_t>(t.m * g.k) * w);
-        w_bytes = std::max(w_bytes, static_cast<uint64_t>(t.k * t.n) * w);
+        w_bytes = std::max(w_bytes, static_cast<uint64_t>(t.panel > 0 ? g.k * t.panel : t.k * t.n) * w);
         c_bytes = std::max(c_bytes, static_cast<uint64_t>(t.m * t.n) * 4);
       }
     }
@@ -523,15 +533,18 @@ class TiledCompiler {
     return Instruction{DmaOp{d}, layer, {}, {}};
   }
 
+  // One GEMM entry. Activations outer (the default): each activation block stays in vmem while
+  // every weight tile streams past it, so the weights are read once per block of rows. Weights
+  // outer (Tiling::panel): a panel of weight columns stays in the weight buffer while every
+  // activation block streams past it, so the activations are read once per panel; the
+  // compiler takes it when that moves fewer bytes.
   void gemm(size_t index) {
     const Gemm& g = workload_.gemms[index];
     const Tiling& t = plans_[index].tiling;
     const int layer = static_cast<int>(program_.layers.size());
     program_.layers.push_back(layer_info(config_, g));
-    const DType dt = program_.layers.back().dtype;
-    const uint64_t w = static_cast<uint64_t>(dtype_bytes(dt));
-    const uint64_t K = g.k, N = g.n;
-    const uint64_t hbm_a = hbm(hbm_.entries[index].a), hbm_c = hbm(hbm_.entries[index].c);
+    const GemmTiles at{g, t, layer, program_.layers.back().dtype, hbm(hbm_.entries[index].a),
+                       hbm(hbm_.entries[index].c)};
     // Its repeats are independent instances (heads, slots): one may load while another
     // computes; each needs its input from the entry before (`input_`).
     const uint64_t stores_per_instance =
@@ -539,22 +552,13 @@ class TiledCompiler {
     const Producer produced = producer(stores_done_, stores_per_instance, g.repeat);
     for (int64_t r = 0; r < g.repeat; ++r) {
       const uint64_t hbm_b = b_address(index, r);
+      if (t.panel > 0) {
+        for (int64_t p0 = 0; p0 < g.n; p0 += t.panel) weight_panel(at, r, hbm_b, p0, std::min(t.panel, g.n - p0));
+        continue;
+      }
       for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
         const int64_t mt = std::min(t.m, g.m - m0);
-        const int qa = static_cast<int>(a_uses_++ % copies_);
-        // The activation block arrives in K slices matching the weight tiles, so the MXUs
-        // start on the first slice while the rest loads. Slice j sits at k0 * mt in the
-        // buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
-        const uint64_t a_base = emit_.emitted(a_.full[qa]);
-        for (int64_t k0 = 0; k0 < g.k; k0 += t.k) {
-          const int64_t kt = std::min(t.k, g.k - k0);
-          Instruction load_a = load_rows(layer, w, mt, kt, hbm_a + (m0 * K + k0) * w, K, a_.offset[qa] + k0 * mt * w);
-          emit_.wait_all(load_a, a_.free[qa]);
-          input_.add_wait(load_a, r, g.repeat);
-          emit_.signal(load_a, a_.full[qa]);
-          emit_.push(EngineKind::dma, act_dma(), std::move(load_a));
-        }
-
+        const ABlock a = load_a(at, r, m0, mt);
         for (int64_t n0 = 0; n0 < g.n; n0 += t.n) {
           const int64_t nt = std::min(t.n, g.n - n0);
           const int qc = static_cast<int>(c_uses_++ % copies_);
@@ -562,43 +566,136 @@ class TiledCompiler {
             const int64_t kt = std::min(t.k, g.k - k0);
             const int64_t tile = w_uses_++;
             const int qb = static_cast<int>(tile % copies_);
-            // Weights are static, so the compiler picks their HBM layout: tile by tile, each
-            // [kt, nt] tile contiguous (a row-major matrix would make every tile a strided
-            // gather hitting a fraction of the channels).
-            const uint64_t tile_at = hbm_b + (n0 * K + k0 * nt) * w;
-            Instruction load_b{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(tile_at),
-                                                           DmaEndpoint::sram(kWeights, b_.offset[qb]),
-                                                           kt * nt * w)},
-                               layer, {}, {}};
+            Instruction load_b = load_weights(at, hbm_b, k0, kt, n0, nt, b_.offset[qb]);
             emit_.wait_all(load_b, b_.free[qb]);
             emit_.signal(load_b, b_.full[qb]);
             emit_.push(EngineKind::dma, weight_dma(tile), std::move(load_b));
-
-            const bool first_k = k0 == 0, last_k = k0 + kt >= g.k;
-            const bool last_use_of_a = last_k && n0 + nt >= g.n;
-            const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, dt);
-            for (size_t i = 0; i < shares.size(); ++i) {
-              Instruction mm{shares[i], layer, {}, {}};
-              mm.waits.push_back({a_.full[qa], a_base + static_cast<uint64_t>(k0 / t.k) + 1});
-              emit_.wait_all(mm, b_.full[qb]);
-              if (first_k) emit_.wait_all(mm, c_.free[qc]);
-              emit_.signal(mm, b_.free[qb]);
-              if (last_k) emit_.signal(mm, c_.full[qc]);
-              if (last_use_of_a) emit_.signal(mm, a_.free[qa]);
-              emit_.push(EngineKind::mxu, static_cast<int>(i), std::move(mm));
-            }
+            SemWait ready{b_.full[qb], emit_.emitted(b_.full[qb])};
+            multiply(at, a, mt, k0, kt, n0, nt, qc, ready, b_.free[qb], n0 + nt >= g.n);
           }
-          // Results leave in the operand type (the accumulators' fp32/int32 is converted on
-          // the way out), row by row into the output matrix in HBM.
-          Instruction out = store(layer, w, mt, nt, c_.offset[qc], hbm_c + (m0 * N + n0) * w, N);
-          emit_.wait_all(out, c_.full[qc]);
-          emit_.signal(out, c_.free[qc]);
-          emit_.signal(out, stores_done_);
-          emit_.push(EngineKind::dma, out_dma(), std::move(out));
+          store_tile(at, mt, nt, m0, n0, qc);
         }
       }
     }
     input_ = produced;
+  }
+
+  // What the loops of one GEMM entry share.
+  struct GemmTiles {
+    const Gemm& g;
+    const Tiling& t;
+    int layer;
+    DType dt;
+    uint64_t hbm_a, hbm_c;
+    uint64_t w() const { return static_cast<uint64_t>(dtype_bytes(dt)); }
+  };
+  struct ABlock {
+    int copy = 0;
+    uint64_t base = 0;  // fills of the copy before this block
+  };
+
+  // The activation block [mt, K] from row m0 arrives in K slices matching the weight tiles, so
+  // the MXUs start on the first slice while the rest loads. Slice j sits at k0 * mt in the
+  // buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
+  ABlock load_a(const GemmTiles& at, int64_t r, int64_t m0, int64_t mt) {
+    const uint64_t K = at.g.k, w = at.w();
+    const int copy = static_cast<int>(a_uses_++ % copies_);
+    const ABlock a{copy, emit_.emitted(a_.full[copy])};
+    for (int64_t k0 = 0; k0 < at.g.k; k0 += at.t.k) {
+      const int64_t kt = std::min(at.t.k, at.g.k - k0);
+      Instruction load = load_rows(at.layer, w, mt, kt, at.hbm_a + (m0 * K + k0) * w, K, a_.offset[a.copy] + k0 * mt * w);
+      emit_.wait_all(load, a_.free[a.copy]);
+      input_.add_wait(load, r, at.g.repeat);
+      emit_.signal(load, a_.full[a.copy]);
+      emit_.push(EngineKind::dma, act_dma(), std::move(load));
+    }
+    return a;
+  }
+
+  // Weights are static, so the compiler picks their HBM layout: tile by tile, each [kt, nt]
+  // tile contiguous (a row-major matrix would make every tile a strided gather hitting a
+  // fraction of the channels).
+  Instruction load_weights(const GemmTiles& at, uint64_t hbm_b, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
+                           uint64_t to) {
+    const uint64_t tile_at = hbm_b + (n0 * at.g.k + k0 * nt) * at.w();
+    return Instruction{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(tile_at), DmaEndpoint::sram(kWeights, to),
+                                                   kt * nt * at.w())},
+                       at.layer, {}, {}};
+  }
+
+  // The MXUs' shares of the weight tile [kt, nt] at (k0, n0) against the activation block's
+  // slice k0, into output copy qc; `weights_ready` says when the tile has arrived, the shares
+  // signal `release` (-1: none) when done with it.
+  void multiply(const GemmTiles& at, const ABlock& a, int64_t mt, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
+                int qc, SemWait weights_ready, int release, bool last_n) {
+    const bool first_k = k0 == 0, last_k = k0 + kt >= at.g.k;
+    const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, at.dt);
+    for (size_t i = 0; i < shares.size(); ++i) {
+      Instruction mm{shares[i], at.layer, {}, {}};
+      mm.waits.push_back({a_.full[a.copy], a.base + static_cast<uint64_t>(k0 / at.t.k) + 1});
+      if (weights_ready.at_least > 0) mm.waits.push_back(weights_ready);
+      if (first_k) emit_.wait_all(mm, c_.free[qc]);
+      if (release >= 0) emit_.signal(mm, release);
+      if (last_k) emit_.signal(mm, c_.full[qc]);
+      if (last_k && last_n) emit_.signal(mm, a_.free[a.copy]);
+      emit_.push(EngineKind::mxu, static_cast<int>(i), std::move(mm));
+    }
+  }
+
+  // Results leave in the operand type (the accumulators' fp32/int32 is converted on the way
+  // out), row by row into the output matrix in HBM.
+  void store_tile(const GemmTiles& at, int64_t mt, int64_t nt, int64_t m0, int64_t n0, int qc) {
+    const uint64_t N = at.g.n, w = at.w();
+    Instruction out = store(at.layer, w, mt, nt, c_.offset[qc], at.hbm_c + (m0 * N + n0) * w, N);
+    emit_.wait_all(out, c_.full[qc]);
+    emit_.signal(out, c_.free[qc]);
+    emit_.signal(out, stores_done_);
+    emit_.push(EngineKind::dma, out_dma(), std::move(out));
+  }
+
+  // Weights outer: the panel of columns [p0, p0 + pn) loads into one weight-buffer copy, tile by
+  // tile in the order the first activation block uses them (the MXUs start on the first tile);
+  // then every activation block passes. Each weight DMA engine counts its own tiles (a per-copy,
+  // per-engine semaphore), since two engines finish theirs in no set order.
+  void weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn) {
+    const Gemm& g = at.g;
+    const Tiling& t = at.t;
+    const int qb = static_cast<int>(w_uses_++ % copies_);
+    std::vector<SemWait> ready;  // per tile
+    const uint64_t released = emit_.emitted(b_.free[qb]);
+    uint64_t offset = b_.offset[qb];
+    for (int64_t n0 = p0; n0 < p0 + pn; n0 += t.n)
+      for (int64_t k0 = 0; k0 < g.k; k0 += t.k) {
+        const int64_t nt = std::min(t.n, p0 + pn - n0), kt = std::min(t.k, g.k - k0);
+        const int engine = weight_dma(panel_tiles_++);
+        const int full = panel_full(qb, engine);
+        Instruction load = load_weights(at, hbm_b, k0, kt, n0, nt, offset);
+        if (released > 0) load.waits.push_back({b_.free[qb], released});  // the copy's last users
+        emit_.signal(load, full);
+        emit_.push(EngineKind::dma, engine, std::move(load));
+        ready.push_back({full, emit_.emitted(full)});
+        offset += static_cast<uint64_t>(kt * nt) * at.w();
+      }
+    for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
+      const int64_t mt = std::min(t.m, g.m - m0);
+      const bool last_m = m0 + mt >= g.m;
+      const ABlock a = load_a(at, r, m0, mt);
+      size_t tile = 0;
+      for (int64_t n0 = p0; n0 < p0 + pn; n0 += t.n) {
+        const int64_t nt = std::min(t.n, p0 + pn - n0);
+        const int qc = static_cast<int>(c_uses_++ % copies_);
+        for (int64_t k0 = 0; k0 < g.k; k0 += t.k)
+          multiply(at, a, mt, k0, std::min(t.k, g.k - k0), n0, nt, qc, ready[tile++],
+                   last_m ? b_.free[qb] : -1, n0 + nt >= p0 + pn);
+        store_tile(at, mt, nt, m0, n0, qc);
+      }
+    }
+  }
+  // Counts the weight tiles DMA engine `engine` has landed in weight-buffer copy `copy`.
+  int panel_full(int copy, int engine) {
+    auto [it, added] = panel_full_.try_emplace({copy, engine}, -1);
+    if (added) it->second = emit_.sem(fmt::format("wgt_{}_full_dma{}", copy ? "pong" : "ping", engine));
+    return it->second;
   }
 
   // Full/free semaphore pairs of one ring operand, at least `depth` of them.
@@ -774,6 +871,8 @@ class TiledCompiler {
   size_t mxu_turn_ = 0;
   std::map<std::string, std::vector<std::pair<int, int>>> rings_;
   std::map<std::string, std::vector<int>> counters_;
+  std::map<std::pair<int, int>, int> panel_full_;  // weight copy, DMA engine -> semaphore
+  int64_t panel_tiles_ = 0;                        // weight tiles loaded in panels so far
   // Each entry reads what the entry before it produced (Producer: instance by instance when
   // both have as many instances).
   Producer input_;
