@@ -55,7 +55,7 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload,
   const auto emit_vector = [&](const VectorWork& v) {
     const int layer = static_cast<int>(program.layers.size());
     program.layers.push_back(compile_detail::vector_layer_info(v));
-    const compile_detail::Producer produced{kVpuDone, signalled[kVpuDone], 1, v.repeat};
+    const compile_detail::Producer produced{kVpuDone, signalled[kVpuDone], 1, v.repeat, {}};
     for (int64_t r = 0; r < v.repeat; ++r) {
       Instruction instr{v.op, layer, {}, {kVpuDone}};
       input.add_wait(instr, r, v.repeat);
@@ -84,7 +84,7 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload,
     const int64_t col_folds = fold_count(array, {g.m, g.k, g.n}).col_folds;
     const int64_t busy_mxus = std::min(config.mxu.count, col_folds);
     const compile_detail::Producer produced{kMxuDone, signalled[kMxuDone], static_cast<uint64_t>(busy_mxus),
-                                            g.repeat};
+                                            g.repeat, {}};
     for (int64_t r = 0; r < g.repeat; ++r) {
       uint64_t step_cycles = 0;
       for (int64_t i = 0; i < busy_mxus; ++i) {
@@ -118,11 +118,8 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload,
 namespace systolic {
 
 Program compile(const ChipConfig& config, const Workload& workload, int chip) {
-  if (!config.memory.ideal && !workload.collectives.empty())
-    throw InputError(fmt::format("{}: collective '{}': collectives need memory.ideal = true for now",
-                                 workload.collectives.front().source, workload.collectives.front().name));
   return config.memory.ideal ? compile_ideal(config, workload, chip)
-                             : compile_detail::compile_tiled(config, workload);
+                             : compile_detail::compile_tiled(config, workload, chip);
 }
 
 std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads) {

@@ -75,7 +75,7 @@ void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit
 }
 
 // Lowering with a real memory system (memory.ideal = false).
-Program compile_tiled(const ChipConfig& config, const Workload& workload);
+Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip = 0);
 
 // The HBM the tiled lowering lays a workload out in (docs/memory.md, "HBM layout and footprint").
 struct HbmFootprint {
@@ -85,6 +85,5 @@ struct HbmFootprint {
   uint64_t total() const { return weights + kv_cache + activations; }
 };
 HbmFootprint hbm_footprint(const ChipConfig& config, const Workload& workload);
-
 
 }  // namespace systolic::compile_detail

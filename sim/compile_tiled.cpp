@@ -397,8 +397,8 @@ void add(Instruction& i, const std::vector<SemWait>& waits) {
 
 class TiledCompiler {
  public:
-  TiledCompiler(const ChipConfig& config, const Workload& workload)
-      : config_(config), workload_(workload), emit_(config, program_), copies_(copies_of(config).count),
+  TiledCompiler(const ChipConfig& config, const Workload& workload, int chip)
+      : config_(config), workload_(workload), chip_(chip), emit_(config, program_), copies_(copies_of(config).count),
         dmas_(static_cast<int>(config.dma.engine.engines)), plans_(plan_entries(config, workload, true)),
         hbm_(layout_hbm(config, workload, plans_)) {}
 
@@ -406,7 +406,8 @@ class TiledCompiler {
     check_capacity();
     declare_buffers();
     const auto vector_work = [&](const VectorWork& v) { vector(v); };
-    for_vectors_after(workload_, 0, vector_work);
+    const auto collective_work = [&](const CollectiveWork& c) { collective(c); };
+    for_side_work_after(workload_, 0, vector_work, collective_work);
     for (size_t i = 0; i < workload_.gemms.size(); ++i) {
       if (plans_[i].fused_tail) continue;
       if (plans_[i].fused) {
@@ -415,7 +416,7 @@ class TiledCompiler {
       } else {
         gemm(i);
       }
-      for_vectors_after(workload_, i + 1, vector_work);
+      for_side_work_after(workload_, i + 1, vector_work, collective_work);
     }
     return std::move(program_);
   }
@@ -857,8 +858,19 @@ class TiledCompiler {
     input_ = produced;
   }
 
+  // Collectives move HBM to HBM, through a region past the workload's tensors (the start of
+  // HBM when that does not fit: the timing, not the data, is what is modelled).
+  void collective(const CollectiveWork& c) {
+    const uint64_t need = collective_hbm_bytes(c);
+    const uint64_t after = (hbm_.footprint.total() + kHbmAlign - 1) / kHbmAlign * kHbmAlign;
+    CollectiveTarget target{program_, config_, chip_, [&](const std::string& name) { return emit_.sem(name); },
+                            after + need <= config_.hbm.capacity_bytes ? after : 0};
+    input_ = emit_collective(target, c, input_);
+  }
+
   const ChipConfig& config_;
   const Workload& workload_;
+  int chip_;
   Program program_;
   Emitter emit_;
   int copies_, dmas_;
@@ -884,8 +896,8 @@ HbmFootprint hbm_footprint(const ChipConfig& config, const Workload& workload) {
   return layout_hbm(config, workload, plan_entries(config, workload, false)).footprint;
 }
 
-Program compile_tiled(const ChipConfig& config, const Workload& workload) {
-  return TiledCompiler(config, workload).run();
+Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip) {
+  return TiledCompiler(config, workload, chip).run();
 }
 
 }  // namespace systolic::compile_detail
