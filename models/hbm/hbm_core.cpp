@@ -103,7 +103,7 @@ HbmLocation HbmCore::locate(uint64_t addr) const {
 // each further round of blocks is rotated by a hash of its index, as memory controllers hash
 // upper address bits into the channel select: a strided walk (a column of a row-major matrix)
 // then spreads over all channels instead of hammering the few its stride lands on. A rotation
-// per round keeps the mapping one-to-one for any number of pseudo-channels. (piece_pow2 in the
+// per round keeps the mapping one-to-one for any number of pseudo-channels. (book_pow2 in the
 // header computes the same with shifts when the geometry is in powers of two.)
 uint64_t HbmCore::pseudo_channel_of(uint64_t unit) const {
   const uint64_t round = pcs_.div(unit);
@@ -127,11 +127,6 @@ uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t 
 }
 
 uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows) {
-  if (piece_bytes_ != 0) {
-    const uint64_t t = book_pow2(timing_, a, bytes, now, rows);
-    count_window(t, bytes);
-    return t;
-  }
   // Address -> (pseudo-channel, bank, row): the piece lies in one interleave block and row.
   const uint64_t unit = interleave_.div(a);
   const uint64_t pc = pseudo_channel_of(unit);
@@ -149,10 +144,20 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
   if (addr >= config_.capacity_bytes || bytes > config_.capacity_bytes - addr)
     throw std::out_of_range(fmt::format("hbm: access [{:#x}, {:#x}) is past the capacity of {} B",
                                         addr, addr + bytes, config_.capacity_bytes));
-  ++stats_.requests;
-  (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   const uint64_t end = addr + bytes;
   uint64_t done = now_ps;
+  if (piece_bytes_ != 0) {  // the pieces through a Stream: shifts, counters in registers
+    Stream stream(*this, write);
+    for (uint64_t a = addr; a < end;) {
+      const uint64_t next = std::min(end, (a | (piece_bytes_ - 1)) + 1);
+      done = std::max(done, stream.piece(a, next - a, now_ps));
+      a = next;
+    }
+    stream.count(bytes, done);
+    return done;
+  }
+  ++stats_.requests;
+  (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   RowCounts rows;
   for (uint64_t a = addr; a < end;) {
     const uint64_t next =

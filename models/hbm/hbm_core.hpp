@@ -138,9 +138,9 @@ class HbmCore {
   [[gnu::noinline]] uint64_t refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
                                                 uint64_t bursts, uint64_t now);
   // Maps and books the piece [a, a + bytes) (one row of one bank) and counts its bytes'
-  // window; returns its data end. piece_pow2: piece_bytes_ != 0, every division is a shift.
+  // window; returns its data end.
   uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
-  // piece() with every division a shift (piece_bytes_ != 0), without the window count.
+  // The booking of piece() with every division a shift (piece_bytes_ != 0), no window count.
   uint64_t book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
   void add(const RowCounts& rows);
@@ -173,7 +173,7 @@ class HbmCore::Stream {
     if (window_bytes_ != 0) hbm_.count_window(window_start_, window_bytes_);
     HbmStats& s = hbm_.stats_;
     s.requests += requests_;
-    s.chunks += requests_;
+    s.chunks += chunks_;
     (write_ ? s.bytes_written : s.bytes_read) += bytes_;
     s.last_completion_ps = std::max(s.last_completion_ps, latest_);
     s.row_hits += rows_.hits;  // not add(rows_): no address of a counter may escape, or the
@@ -194,6 +194,16 @@ class HbmCore::Stream {
   // A request the caller knows to be non-empty, inside the capacity and inside one
   // piece_bytes()-aligned block (piece_bytes() != 0), without those checks.
   uint64_t book(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+    const uint64_t done = std::max(now_ps, piece(addr, bytes, now_ps));
+    count(bytes, done);
+    return done;
+  }
+
+ private:
+  friend class HbmCore;  // access() books its pieces through a Stream too
+
+  // One piece of a request (piece_bytes() != 0): booked, its bytes counted in their window.
+  uint64_t piece(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
     const uint64_t end = hbm_.book_pow2(k_, addr, bytes, now_ps, rows_);
     // Bytes per window: summed here while the completions stay in one window (they rarely
     // leave it: a window is a thousand cycles), added to the stats when they do.
@@ -203,19 +213,20 @@ class HbmCore::Stream {
       window_bytes_ = 0;
     }
     window_bytes_ += bytes;
-    const uint64_t done = std::max(now_ps, end);
+    ++chunks_;
+    return end;
+  }
+  void count(uint64_t bytes, uint64_t done) {  // one request
     latest_ = std::max(latest_, done);
     ++requests_;
     bytes_ += bytes;
-    return done;
   }
 
- private:
   HbmCore& hbm_;
   const Timing k_;
   const bool write_;
   RowCounts rows_;
-  uint64_t requests_ = 0, bytes_ = 0, latest_ = 0;
+  uint64_t requests_ = 0, chunks_ = 0, bytes_ = 0, latest_ = 0;
   uint64_t window_start_ = 0, window_bytes_ = 0;  // bytes completed in [start, start + window)
 };
 
