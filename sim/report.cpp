@@ -80,12 +80,44 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     j["bound"] = dma_busiest > mxu_busiest ? "memory" : "compute";
   };
 
-  json layers = json::array();
-  uint64_t useful = 0, issued = 0, busy = 0;
+  // One row per op: the entries of one op in every layer (a transformer runs layer by layer,
+  // sim/workload_model.cpp) merge into the row of their name and shape, their spans summed.
+  struct Row {
+    LayerInfo info;
+    LayerTimes t;
+    uint64_t cycles = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> row_of;
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
     const LayerTimes& t = times[i];
-    const uint64_t cycles = t.last_end > t.first_start ? t.last_end - t.first_start : 0;
+    const uint64_t span = t.last_end > t.first_start ? t.last_end - t.first_start : 0;
+    const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, l.kind, l.m, l.k, l.n, dtype_name(l.dtype));
+    const auto [it, added] = row_of.emplace(key, rows.size());
+    if (added) {
+      rows.push_back({l, t, span});
+      continue;
+    }
+    Row& r = rows[it->second];
+    r.info.repeat += l.repeat;
+    r.info.useful_macs += l.useful_macs;
+    r.cycles += span;
+    r.t.busy += t.busy;
+    r.t.stalled += t.stalled;
+    r.t.vpu_busy += t.vpu_busy;
+    r.t.macs_issued += t.macs_issued;
+    r.t.hbm_read += t.hbm_read;
+    r.t.hbm_written += t.hbm_written;
+    for (const auto& [engine, b] : t.engine_busy) r.t.engine_busy[engine] += b;
+  }
+
+  json layers = json::array();
+  uint64_t useful = 0, issued = 0, busy = 0;
+  for (const Row& row : rows) {
+    const LayerInfo& l = row.info;
+    const LayerTimes& t = row.t;
+    const uint64_t cycles = row.cycles;
     const Folds f = fold_count(config.mxu.shape(), {l.m, l.k, l.n});
     useful += l.useful_macs;
     issued += t.macs_issued;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "sim/report.hpp"
 
@@ -57,33 +58,55 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
 
   // Collectives: on each chip, from its first message or addition to its last; exposed is the
   // part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
+  // The occurrences of one collective (one per layer) merge into the row of its name, their
+  // times summed; bytes are one occurrence's, on the chip that sends the most.
   const Program& p0 = programs.front();
+  std::vector<std::vector<Interval>> spans;  // per chip, per program layer
+  std::vector<std::vector<Interval>> busy;
+  for (const auto& chip : result.chips) {
+    busy.push_back(mxu_busy(chip));
+    std::vector<Interval>& s = spans.emplace_back(p0.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
+    for (const auto& e : chip.engines)
+      for (const auto& r : e.records)
+        if (r.layer >= 0 && static_cast<size_t>(r.layer) < s.size() && p0.layers[static_cast<size_t>(r.layer)].kind == "collective") {
+          Interval& span = s[static_cast<size_t>(r.layer)];
+          span = {std::min(span.first, r.start), std::max(span.second, r.end)};
+        }
+  }
   json collectives = json::array();
+  std::map<std::string, size_t> row_of;
   uint64_t comm = 0, exposed_total = 0;
   size_t ordinal = 0;
-  std::vector<std::vector<Interval>> busy;
-  for (const auto& chip : result.chips) busy.push_back(mxu_busy(chip));
   for (size_t layer = 0; layer < p0.layers.size(); ++layer) {
     if (p0.layers[layer].kind != "collective") continue;
     const CollectiveWork* c = ordinal < workloads.front().collectives.size() ? &workloads.front().collectives[ordinal] : nullptr;
     ++ordinal;
-    uint64_t cycles = 0, exposed = 0;
+    uint64_t cycles = 0, exposed = 0, bytes = 0;
     for (size_t i = 0; i < result.chips.size(); ++i) {
-      Interval span{std::numeric_limits<uint64_t>::max(), 0};
-      for (const auto& e : result.chips[i].engines)
-        for (const auto& r : e.records)
-          if (r.layer == static_cast<int>(layer)) span = {std::min(span.first, r.start), std::max(span.second, r.end)};
+      bytes = std::max(bytes, static_cast<uint64_t>(programs[i].layers[layer].m));
+      const Interval span = spans[i][layer];
       if (span.second <= span.first) continue;
       cycles = std::max(cycles, span.second - span.first);
       exposed = std::max(exposed, span.second - span.first - overlap(busy[i], span));
     }
     comm += cycles;
     exposed_total += exposed;
+    const std::string& name = p0.layers[layer].name;
+    const auto [it, added] = row_of.emplace(name, collectives.size());
+    if (!added) {
+      json& row = collectives[it->second];
+      row["occurrences"] = row["occurrences"].get<uint64_t>() + 1;
+      row["bytes"] = std::max(row["bytes"].get<uint64_t>(), bytes);
+      row["cycles"] = row["cycles"].get<uint64_t>() + cycles;
+      row["exposed_cycles"] = row["exposed_cycles"].get<uint64_t>() + exposed;
+      continue;
+    }
     const std::string kind = c ? collective_kind_name(c->kind) : "?";
-    collectives.push_back({{"name", p0.layers[layer].name},
+    collectives.push_back({{"name", name},
                            {"kind", kind},
                            {"algorithm", kind == "all_to_all" ? "direct" : algorithm_name(config.ici.algorithm)},
-                           {"bytes", p0.layers[layer].m},
+                           {"occurrences", uint64_t{1}},
+                           {"bytes", bytes},
                            {"cycles", cycles},
                            {"exposed_cycles", exposed}});
   }

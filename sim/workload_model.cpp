@@ -21,44 +21,61 @@ bool is_model_file(const std::string& path) {
 
 namespace {
 
-// The workload of a lowering: its GEMMs in order, each vector op after the GEMMs before it,
-// each placed collective before its op.
+// The workload of a lowering, layer by layer as the chip runs it: every occurrence of every
+// group in order (layer l + 1 starts from layer l's output, so its ops, and its collectives,
+// cannot start before layer l's), each op with its instances of one occurrence (heads, experts)
+// and each placed collective before its op in every occurrence of its group. Reports merge the
+// occurrences of an op by name (sim/report.cpp).
 Workload to_workload(const transformer::Lowered& lowered, const std::vector<transformer::PlacedCollective>& placed,
                      const std::string& path, std::string name) {
   using namespace transformer;
   Workload w;
   w.name = std::move(name);
   w.path = path;
-  w.gemms = to_gemms(lowered);
-  size_t gemms_before = 0;
-  auto next = placed.begin();
-  const auto collectives_before = [&](size_t op) {
-    for (; next != placed.end() && next->before_op <= op; ++next) {
-      CollectiveWork c = next->work;
-      c.repeat = next->repeat;
-      c.after_gemms = gemms_before;
+  const auto collectives_before = [&](int group, size_t op) {
+    for (const PlacedCollective& p : placed) {
+      if (p.group != group || p.before_op != op) continue;
+      CollectiveWork c = p.work;
+      c.after_gemms = w.gemms.size();
       c.after_vectors = w.vectors.size();
       w.collectives.push_back(std::move(c));
     }
   };
-  for (size_t i = 0; i < lowered.ops.size(); ++i) {
-    const TfOp& op = lowered.ops[i];
-    collectives_before(i);
-    const LayerGroup& group = lowered.groups[static_cast<size_t>(op.group)];
-    if (op.gemm()) {
-      if (op.kind == OpKind::attention) w.gemms[gemms_before].kind = "attention";
-      ++gemms_before;
-      continue;
+  for (size_t first = 0; first < lowered.ops.size();) {
+    const int group_index = lowered.ops[first].group;
+    size_t end = first;
+    while (end < lowered.ops.size() && lowered.ops[end].group == group_index) ++end;
+    const LayerGroup& group = lowered.groups[static_cast<size_t>(group_index)];
+    for (int64_t occurrence = 0; occurrence < group.count; ++occurrence) {
+      for (size_t i = first; i < end; ++i) {
+        collectives_before(group_index, i);
+        const TfOp& op = lowered.ops[i];
+        const std::string op_name = group.name + "." + op.name;
+        if (const GemmShape* g = op.gemm()) {
+          Gemm gemm;
+          gemm.name = op_name;
+          gemm.m = g->m;
+          gemm.k = g->k;
+          gemm.n = g->n;
+          gemm.dtype = lowered.dtype;
+          gemm.repeat = op.repeat;
+          gemm.source = lowered.source;
+          if (op.kind == OpKind::attention) gemm.kind = "attention";
+          w.gemms.push_back(std::move(gemm));
+          continue;
+        }
+        VectorWork v;
+        v.name = op_name;
+        v.op = op.vpu_op(lowered.dtype);
+        v.repeat = op.repeat;
+        v.after_gemms = w.gemms.size();
+        v.source = path;
+        w.vectors.push_back(std::move(v));
+      }
+      collectives_before(group_index, end);
     }
-    VectorWork v;
-    v.name = group.name + "." + op.name;
-    v.op = op.vpu_op(lowered.dtype);
-    v.repeat = op.repeat * group.count;
-    v.after_gemms = gemms_before;
-    v.source = path;
-    w.vectors.push_back(std::move(v));
+    first = end;
   }
-  collectives_before(lowered.ops.size());
   return w;
 }
 

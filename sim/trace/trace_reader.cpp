@@ -272,7 +272,7 @@ class Parser {
     b.offset = static_cast<uint64_t>(f.integer("offset", 0));
     b.bytes = static_cast<uint64_t>(f.integer("bytes", 1));
     f.expect_consumed({"space", "offset", "bytes"});
-    const ScratchpadConfig& pad = config_.sram.all()[static_cast<size_t>(b.space)];
+    const ScratchpadConfig pad = config_.sram.all()[static_cast<size_t>(b.space)];  // a copy: all() returns a temporary
     if (b.offset > pad.capacity_bytes || b.bytes > pad.capacity_bytes - b.offset)
       fail(fmt::format("buffer '{}' [{:#x}, {:#x}) is out of bounds: {} holds {} ({})", b.name, b.offset,
                        b.offset + b.bytes, space, format_bytes(pad.capacity_bytes), pad.key("bytes")));

@@ -40,11 +40,12 @@ class Builder {
                  bool reused = false) {
     gemm(std::move(name), OpKind::attention, {m, k, n, b, reused}, repeat);
   }
-  void vector(std::string name, VectorKind kind, int64_t rows, int64_t cols) {
+  void vector(std::string name, VectorKind kind, int64_t rows, int64_t cols, int64_t repeat = 1) {
     TfOp op;
     op.name = std::move(name);
     op.kind = OpKind::vector;
     op.shape = VectorShape{kind, rows, cols};
+    op.repeat = repeat;
     op.group = static_cast<int>(out_.groups.size()) - 1;
     out_.ops.push_back(std::move(op));
   }
@@ -104,13 +105,13 @@ void attention(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64
     if (prefill) {
       // Every query head against its KV group's keys: the full S x S rectangle.
       b.attention("attn_scores", len, hd, len, Operand::activations, batch * H);
-      b.vector("softmax", VectorKind::softmax, batch * H * len, len);
+      b.vector("softmax", VectorKind::softmax, len, len, batch * H);  // per head: it overlaps the next head's scores
       b.attention("attn_context", len, len, hd, Operand::activations, batch * H);
     } else {
       // Per slot and KV head, the G query heads sharing it read the cached K and V.
       const int64_t G = H / KV;
       b.attention("attn_scores", G, hd, len, Operand::kv_cache, batch * KV);
-      b.vector("softmax", VectorKind::softmax, batch * H, len);
+      b.vector("softmax", VectorKind::softmax, G, len, batch * KV);
       b.attention("attn_context", G, len, hd, Operand::kv_cache, batch * KV);
     }
     b.matmul("out_proj", T, H * hd, d);
@@ -133,7 +134,7 @@ void attention(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64
     // Naive form: expand the latent to per-head keys and values, then standard attention.
     b.matmul("kv_up", T, c, H * (hd + vd));
     b.attention("attn_scores", len, hd + rd, len, Operand::activations, batch * H);
-    b.vector("softmax", VectorKind::softmax, batch * H * len, len);
+    b.vector("softmax", VectorKind::softmax, len, len, batch * H);
     b.attention("attn_context", len, len, vd, Operand::activations, batch * H);
   } else {
     // Absorbed form: queries move into the latent space (per head, W_uk), all H heads of a
@@ -141,7 +142,7 @@ void attention(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64
     // leaves the latent space per head (W_uv).
     b.matmul("q_absorb", T, hd, c, H);
     b.attention("attn_scores", H, c + rd, len, Operand::kv_cache, batch);
-    b.vector("softmax", VectorKind::softmax, batch * H, len);
+    b.vector("softmax", VectorKind::softmax, H, len, batch);
     b.attention("attn_context", H, len, c, Operand::kv_cache, batch, /*reused=*/true);
     b.matmul("v_up", T, c, vd, H);
   }
@@ -374,25 +375,6 @@ MemoryFloor memory_floor(const Lowered& l, double bytes_per_second) {
   f.kv_bytes = t.kv_bytes;
   f.seconds = bytes_per_second > 0 ? static_cast<double>(f.bytes()) / bytes_per_second : 0.0;
   return f;
-}
-
-std::vector<Gemm> to_gemms(const Lowered& l) {
-  std::vector<Gemm> out;
-  for (const auto& op : l.ops) {
-    const GemmShape* g = op.gemm();
-    if (!g) continue;
-    const LayerGroup& group = l.groups[static_cast<size_t>(op.group)];
-    Gemm gemm;
-    gemm.name = group.name + "." + op.name;
-    gemm.m = g->m;
-    gemm.k = g->k;
-    gemm.n = g->n;
-    gemm.dtype = l.dtype;
-    gemm.repeat = op.repeat * group.count;
-    gemm.source = l.source;
-    out.push_back(std::move(gemm));
-  }
-  return out;
 }
 
 }  // namespace systolic::transformer

@@ -139,9 +139,4 @@ struct MemoryFloor {
 };
 MemoryFloor memory_floor(const Lowered& lowered, double bytes_per_second);
 
-// The matmul and attention ops as a GEMM list (sim/workload.hpp): names "<group>.<op>",
-// repeat = op repeat x group count, dtype the model's, source the model file. Vector ops
-// are not GEMMs and are left out.
-std::vector<Gemm> to_gemms(const Lowered& lowered);
-
 }  // namespace systolic::transformer

@@ -20,6 +20,24 @@ void require_divides(const ModelSpec& m, const char* option, int64_t degree, con
                                  m.name, option, degree, what, value));
 }
 
+// `total` whole items split by `shares` (summing to 1): the floors, then one more to the
+// largest remainders (ties to the lower index), so the parts add up to exactly `total`.
+std::vector<int64_t> apportion(int64_t total, const std::vector<double>& shares) {
+  std::vector<int64_t> parts;
+  std::vector<std::pair<double, size_t>> remainders;
+  int64_t given = 0;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    const double exact = static_cast<double>(total) * shares[i];
+    parts.push_back(static_cast<int64_t>(std::floor(exact)));
+    given += parts.back();
+    remainders.emplace_back(exact - std::floor(exact), i);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t r = 0; given < total && r < remainders.size(); ++r, ++given) ++parts[remainders[r].second];
+  return parts;
+}
+
 }  // namespace
 
 std::vector<double> expert_shares(int64_t experts, const ShardOptions& o) {
@@ -62,7 +80,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
   const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
   const int64_t Tl = ceil_div(T, Y);  // tokens each chip holds between blocks
   const uint64_t act_bytes = static_cast<uint64_t>(T * m.d_model) * w;
-  const auto place = [&](size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int64_t repeat,
+  const auto place = [&](size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int group,
                          std::vector<uint64_t> send = {}) {
     if (Y == 1 && kind != CollectiveKind::all_to_all) return;
     CollectiveWork c;
@@ -72,7 +90,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     c.dtype = l.dtype;
     c.send_bytes = std::move(send);
     c.source = l.source;
-    out.collectives.push_back({before, std::move(c), repeat});
+    out.collectives.push_back({before, std::move(c), group});
   };
 
   // Expert parallelism: which experts this chip owns, how many tokens each gets, and how many
@@ -85,14 +103,13 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     const int64_t per_chip = e.experts / E;
     std::vector<double> chip_share(static_cast<size_t>(E), 0.0);
     for (int64_t x = 0; x < e.experts; ++x) chip_share[static_cast<size_t>(x / per_chip)] += share[static_cast<size_t>(x)];
-    const double assignments_here = static_cast<double>(Tl * e.top_k);  // from this chip's tokens
-    for (int64_t j = 0; j < E; ++j) {
-      const uint64_t rows = static_cast<uint64_t>(std::llround(assignments_here * chip_share[static_cast<size_t>(j)]));
-      dispatch_bytes.push_back(rows * static_cast<uint64_t>(m.d_model) * w);
-    }
-    // Results come back the way the tokens went: by symmetry (every chip routes alike) what
-    // this chip returns to chip j equals what it received from it.
-    combine_bytes = dispatch_bytes;
+    // Every chip routes its T/Y tokens alike: rows[j] of its token-expert assignments go to chip j.
+    const std::vector<int64_t> rows = apportion(Tl * e.top_k, chip_share);
+    const uint64_t row_bytes = static_cast<uint64_t>(m.d_model) * w;
+    for (int64_t j = 0; j < E; ++j) dispatch_bytes.push_back(static_cast<uint64_t>(rows[static_cast<size_t>(j)]) * row_bytes);
+    // Results go back the way their tokens came: this chip returns to each chip j what it
+    // received from it, rows[chip] rows (the experts here served that many of j's assignments).
+    combine_bytes.assign(static_cast<size_t>(E), static_cast<uint64_t>(rows[static_cast<size_t>(chip)]) * row_bytes);
     // Static shapes: every active local expert runs as many rows as the busiest one gets.
     double busiest = 0;
     for (int64_t x = chip * per_chip; x < (chip + 1) * per_chip; ++x) {
@@ -121,48 +138,47 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     if (n == "pos_embed_add" || n == "attn_norm" || n == "attn_residual" || n == "ffn_norm" || n == "ffn_residual") {
       vec->rows = Tl;
       if (n == "attn_norm" || (n == "ffn_norm" && !ep_here))
-        place(i + 1, CollectiveKind::all_gather, act_bytes, tag + ".all_gather", g.count);
+        place(i + 1, CollectiveKind::all_gather, act_bytes, tag + ".all_gather", op.group);
     } else if (n == "final_norm") {
       const int64_t rows = vec->rows;
       vec->rows = ceil_div(rows, Y);
-      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m.d_model) * w, tag + ".all_gather", g.count);
+      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m.d_model) * w, tag + ".all_gather", op.group);
     } else if (n == "lm_head") {
       gemm->n = ceil_div(gemm->n, Y);  // the vocabulary padded to a multiple of Y
     } else if (n == "qkv_proj" || n == "q_proj" || n == "q_up" || n == "kv_up") {
       gemm->n /= Y;
     } else if (n == "rope") {
       vec->cols = ceil_div(vec->cols, Y);
-    } else if (n == "attn_scores" || n == "attn_context") {
+    } else if (n == "attn_scores" || n == "softmax" || n == "attn_context") {
       if (op.repeat % Y == 0) op.repeat /= Y;
-      else gemm->m = ceil_div(gemm->m, Y);  // MLA decode: one instance per slot, H query rows
-    } else if (n == "softmax") {
-      vec->rows = ceil_div(vec->rows, Y);
+      else if (gemm) gemm->m = ceil_div(gemm->m, Y);  // MLA decode: one instance per slot, H query rows
+      else vec->rows = ceil_div(vec->rows, Y);
     } else if (n == "q_absorb" || n == "v_up") {
       op.repeat /= Y;
     } else if (n == "out_proj") {
       gemm->k /= Y;
-      place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
     } else if (tp_ffn) {
       if (gemm && (n.find("_gate") != std::string::npos || n.find("_up") != std::string::npos)) gemm->n /= Y;
       else if (gemm) gemm->k /= Y;
       else vec->cols /= Y;
-      if (n == "ffn_down") place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+      if (n == "ffn_down") place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
     } else if (ep_here && (n == "router" || n == "router_softmax" || shared)) {
       if (gemm) gemm->m = Tl;
       else vec->rows = Tl;
     } else if (ep_here && expert) {
       if (!dispatched) {
-        place(i, CollectiveKind::all_to_all, 0, g.name + ".dispatch", g.count, dispatch_bytes);
+        place(i, CollectiveKind::all_to_all, 0, g.name + ".dispatch", op.group, dispatch_bytes);
         dispatched = true;
       }
       op.repeat = local_active;
       if (gemm) gemm->m = local_rows;
       else vec->rows = local_rows * local_active;
-      if (n == "expert_down") place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".combine", g.count, combine_bytes);
+      if (n == "expert_down") place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".combine", op.group, combine_bytes);
     } else if (n == "moe_weight" || n == "moe_combine") {
       if (ep_here) vec->rows = Tl * m.moe->top_k;
       else if (n == "moe_combine")
-        place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", g.count);
+        place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
     }
   }
   for (auto& c : out.collectives)

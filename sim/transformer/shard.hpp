@@ -27,12 +27,12 @@ struct ShardOptions {
   uint64_t seed = 1;  // which experts are the popular ones (a seeded permutation)
 };
 
-// A collective to run before ops[before_op] (ops.size(): after the last op), once per
-// occurrence of the op's group.
+// A collective to run before ops[before_op] (one past the group's last op: after it), in
+// every occurrence of `group` (once per layer).
 struct PlacedCollective {
   size_t before_op = 0;
   CollectiveWork work;  // after_gemms / after_vectors are left for the caller to set
-  int64_t repeat = 1;
+  int group = 0;        // index into Lowered::groups
 };
 
 struct ShardedLayers {

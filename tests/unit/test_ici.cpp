@@ -153,7 +153,7 @@ TEST_CASE("All-to-all on a 4x4 torus is limited by its bisection bandwidth", "[i
 
 TEST_CASE("A one-chip system runs a GEMM list exactly as the single chip does", "[ici]") {
   ChipConfig c = testing::tiny_chip(2, MxuModel::fast);
-  const Workload w = testing::gemm_workload({{"a", 37, 20, 9}, {"b", 5, 9, 30}});
+  const Workload w = testing::gemm_workload({{"a", 37, 20, 9, {}, 1, "t:1"}, {"b", 5, 9, 30, {}, 1, "t:2"}});
   const SimResult single = simulate(c, compile(c, w));
   c.ici.topology = IciTopologyKind::ring;
   c.ici.dims = {1};
@@ -188,7 +188,7 @@ TEST_CASE("Interconnect configs and programs that cannot work are rejected", "[i
 TEST_CASE("A chip's program with ICI messages survives the trace format", "[ici][trace]") {
   const ChipConfig c = system_config(IciTopologyKind::torus2d, {2, 4}, CollectiveAlgorithm::torus);
   Workload w = one_collective(CollectiveKind::all_reduce, 1 << 20);
-  w.gemms.push_back({"g", 64, 32, 16});
+  w.gemms.push_back({"g", 64, 32, 16, {}, 1, "t:1"});
   const Program p = compile(c, w, 5);
   const std::string text = write_trace(p, c);
   CHECK(text.find("stream ici0") != std::string::npos);

@@ -45,7 +45,7 @@ TEST_CASE("Tensor parallelism splits every MAC of Llama-2-7B prefill exactly onc
       CHECK(seen[2] == Placed(CollectiveKind::all_gather, act));
       CHECK(seen[3] == Placed(CollectiveKind::reduce_scatter, act));
       CHECK(seen[4] == Placed(CollectiveKind::all_gather, uint64_t{2} * 4096 * 2));
-      CHECK(s.collectives[0].repeat == 32);  // one per layer
+      CHECK(s.lowered.groups[static_cast<size_t>(s.collectives[0].group)].count == 32);  // in every layer
     }
     CHECK(sum == macs(whole));
   }

@@ -89,8 +89,9 @@ void check_gemm(const TfOp& op, int64_t m, int64_t k, int64_t n, int64_t repeat,
   CHECK(op.gemm()->b == b);
 }
 
-void check_vector(const TfOp& op, VectorKind kind, int64_t rows, int64_t cols) {
+void check_vector(const TfOp& op, VectorKind kind, int64_t rows, int64_t cols, int64_t repeat = 1) {
   INFO(op.name);
+  CHECK(op.repeat == repeat);
   REQUIRE(op.vector());
   CHECK(op.kind == OpKind::vector);
   CHECK(op.vector()->kind == kind);
@@ -159,7 +160,7 @@ TEST_CASE("GPT-2 prefill at [1, 1024] matches traces/gemms/gpt2.yaml", "[transfo
     if (op.group == 1 && op.vector()) vectors.push_back(op.name);
   CHECK(vectors == std::vector<std::string>{"attn_norm", "softmax", "attn_residual", "ffn_norm",
                                             "ffn_act", "ffn_residual"});
-  check_vector(op_named(l, "layer", "softmax"), VectorKind::softmax, 12 * 1024, 1024);
+  check_vector(op_named(l, "layer", "softmax"), VectorKind::softmax, 1024, 1024, 12);  // per head
   check_vector(op_named(l, "layer", "ffn_act"), VectorKind::gelu, 1024, 3072);
   check_vector(op_named(l, "layer", "attn_norm"), VectorKind::layernorm, 1024, 768);
   check_vector(op_named(l, "embed", "pos_embed_add"), VectorKind::add, 1024, 768);
@@ -174,14 +175,21 @@ TEST_CASE("GPT-2 prefill at [1, 1024] matches traces/gemms/gpt2.yaml", "[transfo
   CHECK(t.attention_macs == 12 * 2 * 12ull * 1024 * 64 * 1024);
   CHECK(t.matmul_macs == 12 * (1024ull * 768 * (2304 + 768 + 2 * 3072)) + 768ull * 50257);
   CHECK(t.kv_bytes == 0);
-  // As a GEMM list: layer GEMMs repeat for every layer.
-  const auto gemms = to_gemms(l);
-  REQUIRE(gemms.size() == 7);
-  CHECK(gemms[1].name == "layer.attn_scores");
-  CHECK(gemms[1].repeat == 12 * 12);
-  CHECK(gemms[0].repeat == 12);
-  CHECK(gemms[6].name == "head.lm_head");
-  CHECK(gemms[0].dtype == DType::bf16);
+  // As a workload: layer by layer (12 x 5 GEMMs, then the LM head), each attention GEMM one
+  // instance per head, every vector op after the GEMM it reads.
+  WorkloadOptions options;
+  options.bucket = "1x1024";
+  const Workload w = load_workload(kModels + "/gpt2.yaml", options);
+  REQUIRE(w.gemms.size() == 12 * 6 + 1);
+  CHECK(w.gemms[0].name == "layer.qkv_proj");
+  CHECK(w.gemms[1].name == "layer.attn_scores");
+  CHECK(w.gemms[1].repeat == 12);
+  CHECK(w.gemms[0].repeat == 1);
+  CHECK(w.gemms[6].name == "layer.qkv_proj");  // the second layer
+  CHECK(w.gemms[72].name == "head.lm_head");
+  CHECK(w.gemms[0].dtype == DType::bf16);
+  for (size_t i = 1; i < w.vectors.size(); ++i) CHECK(w.vectors[i - 1].after_gemms <= w.vectors[i].after_gemms);
+  CHECK(w.vectors.back().after_gemms == 72);  // the final norm, before the LM head
   CHECK(parameter_count(m) == 124318464);  // 124 M
 }
 
@@ -218,7 +226,7 @@ TEST_CASE("Llama-2-7B decode: 2 GiB of KV per slot at L = 4096 and the memory fl
   check_gemm(op_named(l, "layer", "qkv_proj"), 4, 4096, 3 * 4096, 1, Operand::weights);
   check_gemm(op_named(l, "layer", "attn_scores"), 1, 128, 4096, 4 * 32, Operand::kv_cache);
   check_gemm(op_named(l, "layer", "attn_context"), 1, 4096, 128, 4 * 32, Operand::kv_cache);
-  check_vector(op_named(l, "layer", "softmax"), VectorKind::softmax, 4 * 32, 4096);
+  check_vector(op_named(l, "layer", "softmax"), VectorKind::softmax, 1, 4096, 4 * 32);
   check_vector(op_named(l, "layer", "attn_norm"), VectorKind::rmsnorm, 4, 4096);
   check_gemm(op_named(l, "head", "lm_head"), 4, 4096, 32000, 1, Operand::weights);
   // Weights streamed once per step (embedding table excluded: a lookup reads B rows).
@@ -251,7 +259,7 @@ TEST_CASE("Llama-2-70B: grouped-query attention shapes", "[transformer]") {
   const Lowered d = lower(m, Phase::decode, {3, 2000});
   check_gemm(op_named(d, "layer", "attn_scores"), 8, 128, 2000, 3 * 8, Operand::kv_cache);
   check_gemm(op_named(d, "layer", "attn_context"), 8, 2000, 128, 3 * 8, Operand::kv_cache);
-  check_vector(op_named(d, "layer", "softmax"), VectorKind::softmax, 3 * 64, 2000);
+  check_vector(op_named(d, "layer", "softmax"), VectorKind::softmax, 8, 2000, 3 * 8);
   CHECK(kv_cache_bytes_per_slot(m, 1) == 2 * 80 * 8 * 128 * 2);  // 320 KiB per token
   CHECK(totals(d).kv_bytes == 3 * kv_cache_bytes_per_slot(m, 2000));
   CHECK(parameter_count(m) == 68975329280ull);  // 69.0 G
