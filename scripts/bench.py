@@ -74,6 +74,9 @@ def main():
     case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 torus), 80 layers, ideal memory",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8"], "< 5 s")
+    case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system on every chip",
+         ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
+          "--tp", "8", "--set", "memory.ideal=false"], "")
     case("Azure code trace (8,819 requests) replayed with two bucket sets, Llama-2-7B, tpu-v4i",
          ["pack", "-c", "configs/tpu-v4i.yaml", "-m", "traces/models/llama2-7b.yaml",
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",

@@ -249,6 +249,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   }
   counts.hbm_read = result.hbm.bytes_read;
   counts.hbm_written = result.hbm.bytes_written;
+  counts.ici_bytes = result.ici_link_bytes_out;
   counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * total - issued;
   report["energy_pj"] = energy_report(config.energy, counts);
   return report;

@@ -143,8 +143,9 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   }
   const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols * config.mxu.count) *
                      static_cast<double>(result.chips.size());
-  // ICI energy per byte per link crossed (docs/energy.md).
-  const double ici_pj = config.energy.ici_pj_per_byte * static_cast<double>(link_bytes);
+  // ICI energy per byte per link crossed, counted by the chip that drives the link (docs/energy.md).
+  double ici_pj = 0;
+  for (const auto& c : chips) ici_pj += c["energy_pj"]["by_component"]["ici"].get<double>();
   report["totals"] = {{"cycles", total},
                       {"seconds", static_cast<double>(total) / hz},
                       {"macs", macs},
@@ -154,7 +155,7 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
                       {"comm_cycles", comm},
                       {"exposed_comm_cycles", exposed_total},
                       {"overlapped_comm_cycles", comm - exposed_total}};
-  report["energy_pj"] = {{"total", chip_energy + ici_pj}, {"chips", chip_energy}, {"ici", ici_pj}};
+  report["energy_pj"] = {{"total", chip_energy}, {"chips", chip_energy - ici_pj}, {"ici", ici_pj}};
   report["collectives"] = std::move(collectives);
   report["links"] = std::move(links);
   report["chips"] = std::move(chips);

@@ -86,6 +86,7 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<Program
       const LinkStats& s = net.links()[static_cast<size_t>(l)];
       result.links.push_back({net.topology().link_name(l), net.topology().link_source(l),
                               net.topology().link_target(l), s.bytes, s.busy_ps, s.chunks});
+      result.chips[static_cast<size_t>(net.topology().link_source(l))].ici_link_bytes_out += s.bytes;
     }
   if (!deadlocks.empty())
     throw InputError("deadlock: no engine can make progress" + deadlocks);

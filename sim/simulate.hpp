@@ -44,6 +44,7 @@ struct SimResult {
   std::vector<EngineResult> engines;
   HbmStats hbm;
   std::vector<ScratchpadResult> scratchpads;
+  uint64_t ici_link_bytes_out = 0;  // bytes this chip's outgoing ICI links carried (its SerDes energy)
 };
 
 // One directed ICI link of a multi-chip run.

@@ -116,10 +116,13 @@ def test_all_reduce_takes_the_closed_form_time_and_moves_2_n_minus_1_over_n_s_pe
     for l in r["links"]:
         assert 0 <= l["utilization"] <= 1
     # ICI energy: energy.ici_pj_per_byte (10 pJ by default, docs/energy.md) per link-byte,
-    # on top of the chips' own.
+    # each link's counted by the chip that drives it.
     e = r["energy_pj"]
     assert e["ici"] == pytest.approx(10.0 * t["ici_link_bytes"])
-    assert e["chips"] == pytest.approx(sum(ch["energy_pj"]["total"] for ch in r["chips"]))
+    for i, ch in enumerate(r["chips"]):
+        driven = sum(l["bytes"] for l in r["links"] if l["from"] == i)
+        assert ch["energy_pj"]["by_component"]["ici"] == pytest.approx(10.0 * driven)
+    assert e["total"] == pytest.approx(sum(ch["energy_pj"]["total"] for ch in r["chips"]))
     assert e["total"] == pytest.approx(e["chips"] + e["ici"])
 
 

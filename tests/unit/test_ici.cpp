@@ -212,7 +212,7 @@ TEST_CASE("With a real memory system messages move HBM to HBM, every byte read o
   }
   // The HBM (614 GB/s) keeps ahead of one 100 GB/s link, so the time stays near the ring
   // formula's; each chip's own reads and its neighbour's writes share its HBM (measured: 6 %
-  // over, against 0.1 % with ideal memory).
+  // over, against 1.2 % with ideal memory, where the VPU's additions are the whole gap).
   const double formula = 2.0 * 3 / 4 * S / 100.0 + 2.0 * 3 * 1000.0;
   CHECK(r.total_cycles >= formula);
   CHECK(r.total_cycles <= formula * 1.10);
