@@ -17,13 +17,6 @@ using json = nlohmann::ordered_json;
 
 // Operations that carry a DMA-style descriptor (models/dma/dma_descriptor.hpp), recognised by
 // shape rather than by name so that this file compiles whichever operations exist.
-template <class T, class = void>
-struct HasDescriptor : std::false_type {};
-template <class T>
-struct HasDescriptor<T, std::void_t<decltype(std::declval<const T&>().descriptor.total_bytes()),
-                                    decltype(std::declval<const T&>().descriptor.src.space)>>
-    : std::true_type {};
-
 struct Describe {
   const ChipConfig& config;
   const SimResult& result;
@@ -52,21 +45,40 @@ struct Describe {
             {"bytes", m * k * w + k * n * w + m * n * 4}};
   }
 
-  template <class Op>
-  json operator()(const Op& op) const {
-    if constexpr (HasDescriptor<Op>::value) {
-      const auto& d = op.descriptor;
-      return {{"op", "dma"},
-              {"src", space(d.src.space)},
-              {"dst", space(d.dst.space)},
-              {"shape", json::array({d.shape[0], d.shape[1], d.shape[2]})},
-              {"element_bytes", d.element_bytes},
-              {"src_base", d.src.base},
-              {"dst_base", d.dst.base},
-              {"bytes", d.total_bytes()}};
-    } else {
-      return {{"op", "instruction"}};
+  json operator()(const VpuOp& op) const {
+    const VpuTraffic t = vpu_traffic(op);
+    return {{"op", "vector"},
+            {"kind", std::string(vector_kind_name(op.kind))},
+            {"shape", fmt::format("[{},{}]", op.rows, op.cols)},
+            {"rows", op.rows},
+            {"cols", op.cols},
+            {"dtype", std::string(dtype_name(op.dtype))},
+            {"vreg_ops", vpu_vreg_ops(config.vpu, op.kind, static_cast<uint64_t>(op.rows), static_cast<uint64_t>(op.cols))},
+            {"bytes_read", t.bytes_read},
+            {"bytes_written", t.bytes_written},
+            {"bytes", t.bytes_read + t.bytes_written}};
+  }
+
+  json operator()(const IciOp& op) const {
+    json messages = json::array();
+    for (const IciCopy& c : op.copies) {
+      json m = {{"to_chip", c.to}, {"bytes", c.bytes}, {"recv_sem", c.recv_sem}};
+      if (c.via_hbm) m["src_hbm"] = c.src_addr, m["dst_hbm"] = c.dst_addr;
+      messages.push_back(std::move(m));
     }
+    return {{"op", "send"}, {"messages", std::move(messages)}, {"bytes", op.bytes()}};
+  }
+
+  json operator()(const DmaOp& op) const {
+    const auto& d = op.descriptor;
+    return {{"op", "dma"},
+            {"src", space(d.src.space)},
+            {"dst", space(d.dst.space)},
+            {"shape", json::array({d.shape[0], d.shape[1], d.shape[2]})},
+            {"element_bytes", d.element_bytes},
+            {"src_base", d.src.base},
+            {"dst_base", d.dst.base},
+            {"bytes", d.total_bytes()}};
   }
 
   std::string space(int id) const {

@@ -303,8 +303,17 @@ def test_system_timeline_has_a_process_per_chip_and_spans_the_run(systolic_bin, 
             work = [e for e in mine[engine["name"]] if e["cat"] != "stall"]
             assert len(work) == engine["instructions"]
             assert sum(e["dur"] for e in work) == engine["busy_cycles"]
-        # Every collective shows on the chip's ICI track.
-        assert {e["name"] for e in mine["ici0"] if e["cat"] != "stall"} == {c["name"] for c in r["collectives"]}
+        # Every collective shows on the chip's ICI track; its send slices carry the bytes the
+        # chip sent, message by message, and the VPU's slices their op's shape and traffic.
+        sends = [e for e in mine["ici0"] if e["cat"] != "stall"]
+        assert {e["name"] for e in sends} == {c["name"] for c in r["collectives"]}
+        assert all(e["cat"] == e["args"]["op"] == "send" for e in sends)
+        assert sum(m["bytes"] for e in sends for m in e["args"]["messages"]) == chip["ici_bytes_sent"]
+        assert all(m["to_chip"] != i for e in sends for m in e["args"]["messages"])
+        for e in mine["vpu0"]:
+            if e["cat"] != "stall":
+                a = e["args"]
+                assert e["cat"] == a["op"] == "vector" and a["bytes"] == a["bytes_read"] + a["bytes_written"] > 0
     # The span is the run.
     starts = [e["ts"] for s in slices.values() for e in s]
     ends = [e["ts"] + e["dur"] for s in slices.values() for e in s]
