@@ -252,6 +252,12 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
       e.a = l.entries[i - 1].a;
     }
     e.c = side * transient;
+    if (i > 0 && g.b_from_previous && g.repeat == w.gemms[i - 1].repeat &&
+        g.k * g.n <= w.gemms[i - 1].k * w.gemms[i - 1].n) {
+      e.b = l.entries[i - 1].b;  // the same tensor (MLA's latent), held once
+      e.b_stride = l.entries[i - 1].b_stride;
+      continue;
+    }
     e.b_stride = align(g.k * g.n * static_cast<uint64_t>(dtype_bytes(dtype_of(c, g))));
     e.b = next;
     next += e.b_stride * static_cast<uint64_t>(g.repeat);
@@ -757,6 +763,10 @@ class TiledCompiler {
     const std::vector<int>& scaled = counters("o_scaled", t.acc_slots);
     const uint64_t hq = hbm(hbm_.entries[index].a), ho = hbm(hbm_.entries[index + 1].c);
     const uint64_t dk = t.dk, dv = t.dv;
+    // MLA decode: V is the latent the keys came from (its first dv columns), already in the
+    // weight buffer: the context reads K's slot, and the slot is freed after the context.
+    const bool v_is_k = go.b_from_previous && dv <= dk;
+    RingOperand& values = v_is_k ? k : v;
     const Producer produced = producer(stores_done_, static_cast<uint64_t>(t.q_blocks), gs.repeat);
     Deferred deferred;
     int64_t unit = 0, block = 0, fill = 0;
@@ -778,6 +788,7 @@ class TiledCompiler {
       };
       const int64_t resident = t.resident ? fill++ : -1;
       if (t.resident) load_kv(0, resident, 0, t.n);
+      const bool load_v = !v_is_k;
       for (int64_t qb = 0; qb < t.q_blocks; ++qb) {
         const int64_t m0 = qb * t.mq, mt = std::min(t.mq, t.m - m0), u = unit++;
         Instruction load_q = load_rows(ls, w, mt, t.dk, hq + m0 * dk * w, dk, q.offset(u));
@@ -785,12 +796,12 @@ class TiledCompiler {
         input_.add_wait(load_q, r, gs.repeat);
         emit_.signal(load_q, q.full(u));
         emit_.push(EngineKind::dma, act_dma(), std::move(load_q));
-        if (t.resident && qb == 0) load_kv(1, resident, 0, t.n);
+        if (t.resident && qb == 0 && load_v) load_kv(1, resident, 0, t.n);
         for (int64_t j = 0; j < t.k_blocks; ++j) {
           const int64_t k0 = j * t.kb, kn = std::min(t.kb, t.n - k0), b = block++;
           const int64_t f = t.resident ? resident : fill++;
           if (!t.resident)
-            for (int part = 0; part < 2; ++part) load_kv(part, f, k0, kn);
+            for (int part = 0; part < (load_v ? 2 : 1); ++part) load_kv(part, f, k0, kn);
           const bool last_k = j + 1 == t.k_blocks, last_use_of_kv = !t.resident || (last_k && qb + 1 == t.q_blocks);
           // Scores of the block into the accumulators.
           const std::vector<SemWait> s_free = s.acquire(b), q_ready = q.ready(u), k_ready = k.ready(f);
@@ -802,7 +813,7 @@ class TiledCompiler {
             emit_.signal(mm, s.full(b));
             if (last_k)
               for (int sig : q.release(u)) emit_.signal(mm, sig);
-            if (last_use_of_kv)
+            if (last_use_of_kv && !v_is_k)
               for (int sig : k.release(f)) emit_.signal(mm, sig);
             emit_.push(EngineKind::mxu, next_mxu(i), std::move(mm));
           }
@@ -825,7 +836,7 @@ class TiledCompiler {
             o_free = {{so, emit_.emitted(so)}};
           }
           // Context: probabilities x values, accumulated over the key blocks.
-          const std::vector<SemWait> p_ready = p.ready(b), v_ready = v.ready(f);
+          const std::vector<SemWait> p_ready = p.ready(b), v_ready = values.ready(f);
           const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt);
           for (size_t i = 0; i < context.size(); ++i) {
             Instruction mm{context[i], lo, o_free, {}};
@@ -833,7 +844,7 @@ class TiledCompiler {
             add(mm, v_ready);
             for (int sig : p.release(b)) emit_.signal(mm, sig);
             if (last_use_of_kv)
-              for (int sig : v.release(f)) emit_.signal(mm, sig);
+              for (int sig : values.release(f)) emit_.signal(mm, sig);
             emit_.signal(mm, o.full(u));
             deferred.mxu.emplace_back(next_mxu(i), std::move(mm));
           }

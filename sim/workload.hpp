@@ -24,6 +24,9 @@ struct Gemm {
   int64_t repeat = 1;          // identical back-to-back instances
   std::string source;          // "file:line" for error messages
   std::string kind = "matmul"; // "matmul", or "attention" for activation x activation / KV
+  // B is the previous entry's B, still on chip (MLA decode: the context reads the latent cache
+  // the scores just read): a fused attention chain does not load it again.
+  bool b_from_previous = false;
 };
 
 // Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.

@@ -61,6 +61,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.repeat = op.repeat;
           gemm.source = lowered.source;
           if (op.kind == OpKind::attention) gemm.kind = "attention";
+          gemm.b_from_previous = g->b_reused;
           w.gemms.push_back(std::move(gemm));
           continue;
         }

@@ -127,6 +127,27 @@ TEST_CASE("fused attention: keys in blocks when a row of scores does not fit", "
   }
 }
 
+TEST_CASE("fused attention: MLA's context reads the latent the scores loaded, not HBM again", "[compile][attention]") {
+  // Absorbed MLA decode, 2 slots: 16 heads' queries in the latent space [16, 576] against the
+  // slot's cached latent [576, L = 1024] (keys), then the probabilities against the same latent's
+  // first 512 columns (values), as sim/transformer/lower.cpp writes it.
+  const int64_t H = 16, c = 512, r = 64, L = 1024, slots = 2;
+  Workload w = attention(H, c + r, L, slots);
+  w.gemms[1].n = c;
+  w.gemms[1].b_from_previous = true;
+  const auto n = run(v4i(), w);
+  CHECK(n[0].hbm_read == slots * (H * (c + r) + (c + r) * L) * 2);  // Q and the latent, once
+  CHECK(n[2].hbm_read == 0);
+  CHECK(n[2].hbm_written == slots * H * c * 2);  // the context
+  // The KV cache is held once: the latent of each slot.
+  CHECK(compile_detail::hbm_footprint(v4i(), w).kv_cache == slots * (c + r) * L * 2);
+  SECTION("also when the latent streams block by block") {
+    const auto b = run(v4i({"sram.weights_bytes=1 MiB"}), w);  // 512 KiB per copy: 240 keys of K and V
+    CHECK(b[2].hbm_read == 0);
+    CHECK(b[0].hbm_read >= slots * (H * (c + r) + (c + r) * L) * 2);
+  }
+}
+
 TEST_CASE("fused attention runs to the end in every buffer and engine arrangement", "[compile][attention]") {
   for (const char* buffering : {"dma.double_buffer=true", "dma.double_buffer=false"})
     for (const char* engines : {"dma.engines=1", "dma.engines=2", "dma.engines=4"})
