@@ -21,9 +21,10 @@ std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i) 
 
 LayerInfo layer_info(const ChipConfig& config, const Gemm& g) {
   LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source, g.kind};
-  if (__builtin_mul_overflow(static_cast<uint64_t>(g.m) * g.k, static_cast<uint64_t>(g.n),
-                             &info.useful_macs) ||
-      __builtin_mul_overflow(info.useful_macs, static_cast<uint64_t>(g.repeat), &info.useful_macs))
+  // Rows of real work: all m x repeat, or fewer when the rest pads the static shape.
+  const uint64_t rows = g.useful_rows >= 0 ? static_cast<uint64_t>(std::min(g.useful_rows, g.m * g.repeat))
+                                           : static_cast<uint64_t>(g.m) * static_cast<uint64_t>(g.repeat);
+  if (__builtin_mul_overflow(rows * g.k, static_cast<uint64_t>(g.n), &info.useful_macs))
     throw InputError(fmt::format("{}: layer '{}': MAC count overflows 64 bits", g.source, g.name));
   return info;
 }

@@ -27,6 +27,9 @@ struct Gemm {
   // B is the previous entry's B, still on chip (MLA decode: the context reads the latent cache
   // the scores just read): a fused attention chain does not load it again.
   bool b_from_previous = false;
+  // Rows of real work over all instances; the rest of m x repeat pads the static shape (MoE
+  // experts padded to the busiest one). -1: every row. Useful MACs count only these.
+  int64_t useful_rows = -1;
 };
 
 // Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.

@@ -62,6 +62,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.source = lowered.source;
           if (op.kind == OpKind::attention) gemm.kind = "attention";
           gemm.b_from_previous = g->b_reused;
+          gemm.useful_rows = g->useful_rows;
           w.gemms.push_back(std::move(gemm));
           continue;
         }

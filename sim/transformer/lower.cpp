@@ -50,6 +50,13 @@ class Builder {
     out_.ops.push_back(std::move(op));
   }
 
+  size_t op_count() const { return out_.ops.size(); }
+  // Marks the matmuls from ops[first] on as padded: `rows` of their m x repeat carry tokens.
+  void set_useful_rows(size_t first, int64_t rows) {
+    for (size_t i = first; i < out_.ops.size(); ++i)
+      if (auto* g = std::get_if<GemmShape>(&out_.ops[i].shape)) g->useful_rows = rows;
+  }
+
  private:
   void gemm(std::string name, OpKind kind, GemmShape shape, int64_t repeat) {
     TfOp op;
@@ -76,11 +83,13 @@ VectorKind act_kind(const ModelSpec& m) {
   return VectorKind::silu;
 }
 
-// An FFN of width `ff` on `rows` tokens, `repeat` independent copies (experts).
+// An FFN of width `ff` on `rows` tokens, `repeat` independent copies (experts), of which
+// `useful_rows` in all carry tokens (-1: every row).
 // Gated: gate and up (d -> ff), act(gate) * up, down (ff -> d). Plain: up, act, down.
 void ffn(Builder& b, const ModelSpec& m, const std::string& prefix, int64_t rows, int64_t ff,
-         int64_t repeat) {
+         int64_t repeat, int64_t useful_rows = -1) {
   const int64_t d = m.d_model;
+  const size_t first = b.op_count();
   if (m.gated_ffn) {
     b.matmul(prefix + "_gate", rows, d, ff, repeat);
     b.matmul(prefix + "_up", rows, d, ff, repeat);
@@ -91,6 +100,7 @@ void ffn(Builder& b, const ModelSpec& m, const std::string& prefix, int64_t rows
     b.vector(prefix + "_act", act_kind(m), rows * repeat, ff);
   }
   b.matmul(prefix + "_down", rows, ff, d, repeat);
+  if (useful_rows >= 0 && useful_rows < rows * repeat) b.set_useful_rows(first, useful_rows);
 }
 
 // Attention of one layer. T tokens (prefill: B sequences of S; decode: B slots at KV length L).
@@ -168,7 +178,7 @@ void layer(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64_t l
     const int64_t per_expert = ceil_div(assignments, active);
     b.matmul("router", T, d, e.experts);
     b.vector("router_softmax", VectorKind::softmax, T, e.experts);
-    ffn(b, m, "expert", per_expert, e.expert_ff, active);
+    ffn(b, m, "expert", per_expert, e.expert_ff, active, assignments);
     if (e.shared_experts > 0) ffn(b, m, "shared", T, e.shared_experts * e.expert_ff, 1);
     b.vector("moe_weight", VectorKind::mul, assignments, d);
     b.vector("moe_combine", VectorKind::add, assignments, d);

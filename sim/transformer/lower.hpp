@@ -54,6 +54,9 @@ struct GemmShape {
   int64_t n = 0;
   Operand b = Operand::weights;
   bool b_reused = false;
+  // Rows of real work over one occurrence's instances; the rest of m x repeat pads the static
+  // shape (MoE experts all run as many rows as the busiest one gets). -1: all of them.
+  int64_t useful_rows = -1;
   uint64_t hbm_bytes(DType dtype) const;
 };
 

@@ -96,7 +96,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
   // Expert parallelism: which experts this chip owns, how many tokens each gets, and how many
   // token-expert assignments go from each chip's T/Y tokens to each chip.
   std::vector<uint64_t> dispatch_bytes, combine_bytes;
-  int64_t local_active = 0, local_rows = 0;
+  int64_t local_active = 0, local_rows = 0, local_received = 0;
   if (E > 1) {
     const MoeSpec& e = *m.moe;
     const auto share = expert_shares(e.experts, o);
@@ -110,6 +110,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     // Results go back the way their tokens came: this chip returns to each chip j what it
     // received from it, rows[chip] rows (the experts here served that many of j's assignments).
     combine_bytes.assign(static_cast<size_t>(E), static_cast<uint64_t>(rows[static_cast<size_t>(chip)]) * row_bytes);
+    local_received = E * rows[static_cast<size_t>(chip)];
     // Static shapes: every active local expert runs as many rows as the busiest one gets.
     double busiest = 0;
     for (int64_t x = chip * per_chip; x < (chip + 1) * per_chip; ++x) {
@@ -172,7 +173,10 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
         dispatched = true;
       }
       op.repeat = local_active;
-      if (gemm) gemm->m = local_rows;
+      if (gemm) {
+        gemm->m = local_rows;  // the rest of local_rows x local_active pads the static shape
+        gemm->useful_rows = std::min(local_received, local_rows * local_active);
+      }
       else vec->rows = local_rows * local_active;
       if (n == "expert_down") place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".combine", op.group, combine_bytes);
     } else if (n == "moe_weight" || n == "moe_combine") {

@@ -414,6 +414,12 @@ def test_ep_skewed_routing_is_slower_all_to_all_present_and_runs_are_determinist
     # Skewed (Zipf over the experts): the chips holding the popular experts take longer, so the
     # system does.
     assert skew["totals"]["cycles"] > 1.2 * uni["totals"]["cycles"]
+    # Same tokens, same useful expert work; skew only adds padding (each local expert runs the
+    # busiest one's rows), which macs_issued counts and macs does not.
+    assert expert_macs(skew) == expert_macs(uni)
+    issued = lambda r: sum(l["macs_issued"] for c in r["chips"] for l in c["layers"]
+                           if l["name"].startswith("moe_layer.expert_"))
+    assert issued(uni) == expert_macs(uni) and issued(skew) > 2 * expert_macs(skew)
     assert len({c["ici_bytes_sent"] for c in skew["chips"]}) > 1
     # The seed picks which experts are popular: the same seed gives the same bytes, another
     # seed another run.

@@ -324,6 +324,9 @@ TEST_CASE("DeepSeek-V3-like MoE: expert, shared expert and MLA shapes", "[transf
              2048, 40, Operand::weights);
   check_gemm(op_named(lower(m, Phase::decode, {40, 128}), "moe_layer", "expert_up"), 2, 7168,
              2048, 256, Operand::weights);
+  // ... of those 512 rows, 320 carry tokens: the rest pads the static shape (useful MACs).
+  CHECK(op_named(lower(m, Phase::decode, {40, 128}), "moe_layer", "expert_up").gemm()->useful_rows == 320);
+  CHECK(op_named(lower(m, Phase::decode, {64, 128}), "moe_layer", "expert_up").gemm()->useful_rows == -1);
 }
 
 TEST_CASE("BERT is an encoder: every token's logits, no decode", "[transformer]") {
