@@ -221,7 +221,8 @@ std::vector<EntryPlan> plan_entries(const ChipConfig& c, const Workload& w, bool
 struct HbmLayout {
   struct Entry {
     uint64_t a = 0, c = 0;         // input and output (transient)
-    uint64_t b = 0, b_stride = 0;  // B operand of instance r at b + r * b_stride
+    uint64_t b = 0, b_stride = 0;  // B operand of instance r at b + (r / b_group) * b_stride
+    int64_t b_group = 1;           // instances sharing one B (GQA)
   };
   std::vector<Entry> entries;
   HbmFootprint footprint;
@@ -256,13 +257,16 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
         g.k * g.n <= w.gemms[i - 1].k * w.gemms[i - 1].n) {
       e.b = l.entries[i - 1].b;  // the same tensor (MLA's latent), held once
       e.b_stride = l.entries[i - 1].b_stride;
+      e.b_group = l.entries[i - 1].b_group;
       continue;
     }
     e.b_stride = align(g.k * g.n * static_cast<uint64_t>(dtype_bytes(dtype_of(c, g))));
+    e.b_group = std::max<int64_t>(1, g.b_group);
     e.b = next;
-    next += e.b_stride * static_cast<uint64_t>(g.repeat);
+    const uint64_t held = e.b_stride * static_cast<uint64_t>(ceil_div(g.repeat, e.b_group));  // distinct Bs
+    next += held;
     l.largest = std::max(l.largest, e.b_stride);
-    (g.kind == "attention" ? l.footprint.kv_cache : l.footprint.weights) += e.b_stride * g.repeat;
+    (g.kind == "attention" ? l.footprint.kv_cache : l.footprint.weights) += held;
   }
   l.footprint.activations = 2 * transient;
   return l;
@@ -454,7 +458,8 @@ class TiledCompiler {
   }
   uint64_t hbm(uint64_t address) const { return wrap_ ? address % wrap_ : address; }
   uint64_t b_address(size_t i, int64_t r) const {
-    return hbm(hbm_.entries[i].b + static_cast<uint64_t>(r) * hbm_.entries[i].b_stride);
+    const HbmLayout::Entry& e = hbm_.entries[i];
+    return hbm(e.b + static_cast<uint64_t>(r / e.b_group) * e.b_stride);
   }
 
   // Buffers: the scratchpad splits into equal halves for ping and pong (tiles were chosen to

@@ -30,6 +30,9 @@ struct Gemm {
   // Rows of real work over all instances; the rest of m x repeat pads the static shape (MoE
   // experts padded to the busiest one). -1: every row. Useful MACs count only these.
   int64_t useful_rows = -1;
+  // Consecutive instances that read the same B (GQA: the query heads of one KV head): held
+  // once in HBM.
+  int64_t b_group = 1;
 };
 
 // Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.

@@ -63,6 +63,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           if (op.kind == OpKind::attention) gemm.kind = "attention";
           gemm.b_from_previous = g->b_reused;
           gemm.useful_rows = g->useful_rows;
+          gemm.b_group = g->b_group;
           w.gemms.push_back(std::move(gemm));
           continue;
         }

@@ -37,8 +37,10 @@ class Builder {
     gemm(std::move(name), OpKind::matmul, {m, k, n, Operand::weights, false}, repeat);
   }
   void attention(std::string name, int64_t m, int64_t k, int64_t n, Operand b, int64_t repeat,
-                 bool reused = false) {
-    gemm(std::move(name), OpKind::attention, {m, k, n, b, reused}, repeat);
+                 bool reused = false, int64_t b_group = 1) {
+    GemmShape shape{m, k, n, b, reused};
+    shape.b_group = b_group;
+    gemm(std::move(name), OpKind::attention, shape, repeat);
   }
   void vector(std::string name, VectorKind kind, int64_t rows, int64_t cols, int64_t repeat = 1) {
     TfOp op;
@@ -113,10 +115,12 @@ void attention(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64
     b.matmul("qkv_proj", T, d, (H + 2 * KV) * hd);
     if (rope) b.vector("rope", VectorKind::rope, T, (H + KV) * hd);
     if (prefill) {
-      // Every query head against its KV group's keys: the full S x S rectangle.
-      b.attention("attn_scores", len, hd, len, Operand::activations, batch * H);
+      // Every query head against its KV group's keys: the full S x S rectangle. The G = H / KV
+      // heads of a group read the same K and V.
+      const int64_t G = H / KV;
+      b.attention("attn_scores", len, hd, len, Operand::activations, batch * H, false, G);
       b.vector("softmax", VectorKind::softmax, len, len, batch * H);  // per head: it overlaps the next head's scores
-      b.attention("attn_context", len, len, hd, Operand::activations, batch * H);
+      b.attention("attn_context", len, len, hd, Operand::activations, batch * H, false, G);
     } else {
       // Per slot and KV head, the G query heads sharing it read the cached K and V.
       const int64_t G = H / KV;

@@ -57,6 +57,8 @@ struct GemmShape {
   // Rows of real work over one occurrence's instances; the rest of m x repeat pads the static
   // shape (MoE experts all run as many rows as the busiest one gets). -1: all of them.
   int64_t useful_rows = -1;
+  // Consecutive instances that read the same B (GQA prefill: the G query heads of one KV head).
+  int64_t b_group = 1;
   uint64_t hbm_bytes(DType dtype) const;
 };
 

@@ -231,6 +231,10 @@ TEST_CASE("HBM footprint: weights, KV cache, two activation regions; a workload 
   CHECK(f.kv_cache == 2ull << 30);
   CHECK(f.activations == 2 * 65536);  // the LM head's logits row: 32000 x 2 B, 4 KiB aligned
   CHECK(f.total() > cfg.hbm.capacity_bytes);
+  // GQA prefill: the 8 query heads of a KV head read one K and one V, held once. Llama-2-70B at
+  // [1, 2048]: 80 layers x 8 KV heads x (K + V) x 2048 x 128 x 2 B = 640 MiB, not 64 heads' 5 GiB.
+  const Workload gqa = load_workload(std::string(SYSTOLIC_SOURCE_DIR) + "/traces/models/llama2-70b.yaml", {"1x2048"});
+  CHECK(compile_detail::hbm_footprint(cfg, gqa).kv_cache == 80ull * 8 * 2 * 2048 * 128 * 2);
   // It compiles anyway (a warning on stderr), every address inside the HBM.
   const Program p = compile(cfg, w);
   for (const auto& s : p.streams)
