@@ -72,12 +72,14 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload,
         return static_cast<int>(program.semaphores.size()) - 1;
       },
       std::nullopt};
+  compile_detail::CollectiveJoins joins;
+  size_t gemms_done = 0;
   const auto emit_collective = [&](const CollectiveWork& c) {
-    input = compile_detail::emit_collective(collectives, c, input);
+    input = joins.after(c, gemms_done, input, compile_detail::emit_collective(collectives, c, input));
   };
   compile_detail::for_side_work_after(workload, 0, emit_vector, emit_collective);
-  size_t gemms_done = 0;
   for (const Gemm& g : workload.gemms) {
+    joins.before_gemm(gemms_done, input);
     const int layer = static_cast<int>(program.layers.size());
     const LayerInfo info = compile_detail::layer_info(config, g);
     program.layers.push_back(info);

@@ -1,8 +1,9 @@
 #pragma once
 // Pieces shared by the compiler's two lowerings (compile.cpp: ideal memory; compile_tiled.cpp:
 // tiles moved by DMA through the scratchpads).
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,30 @@ struct Producer {
     const uint64_t upto = of == instances ? static_cast<uint64_t>(instance) + 1 : static_cast<uint64_t>(instances);
     if (base + upto * per_instance > 0) instr.waits.push_back({sem, base + upto * per_instance});
   }
+};
+
+// Collectives joined later than the next entry (CollectiveWork::joined_by_gemm): the entries
+// up to the joining GEMM keep the collective's own input, the joining GEMM waits for it too.
+class CollectiveJoins {
+ public:
+  // The input of the entries after collective `c` (which completes with `done`), `next_gemm`
+  // the index of the GEMM after it.
+  Producer after(const CollectiveWork& c, size_t next_gemm, const Producer& input, const Producer& done) {
+    if (!c.joined_by_gemm || *c.joined_by_gemm <= next_gemm) return done;
+    std::vector<SemWait>& waits = pending_[*c.joined_by_gemm];
+    waits.insert(waits.end(), done.also.begin(), done.also.end());
+    return input;
+  }
+  // Before GEMM `index`: its input also waits for the collectives it joins.
+  void before_gemm(size_t index, Producer& input) {
+    const auto it = pending_.find(index);
+    if (it == pending_.end()) return;
+    input.also.insert(input.also.end(), it->second.begin(), it->second.end());
+    pending_.erase(it);
+  }
+
+ private:
+  std::map<size_t, std::vector<SemWait>> pending_;
 };
 
 // Emits, after `gemms_done` GEMMs, the vector work and collectives placed there, in workload

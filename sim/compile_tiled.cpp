@@ -420,12 +420,14 @@ class TiledCompiler {
     for_side_work_after(workload_, 0, vector_work, collective_work);
     for (size_t i = 0; i < workload_.gemms.size(); ++i) {
       if (plans_[i].fused_tail) continue;
+      joins_.before_gemm(i, input_);
       if (plans_[i].fused) {
         attention(i);
         ++i;
       } else {
         gemm(i);
       }
+      next_gemm_ = i + 1;
       for_side_work_after(workload_, i + 1, vector_work, collective_work);
     }
     return std::move(program_);
@@ -881,7 +883,7 @@ class TiledCompiler {
     const uint64_t after = (hbm_.footprint.total() + kHbmAlign - 1) / kHbmAlign * kHbmAlign;
     CollectiveTarget target{program_, config_, chip_, [&](const std::string& name) { return emit_.sem(name); },
                             after + need <= config_.hbm.capacity_bytes ? after : 0};
-    input_ = emit_collective(target, c, input_);
+    input_ = joins_.after(c, next_gemm_, input_, emit_collective(target, c, input_));
   }
 
   const ChipConfig& config_;
@@ -904,6 +906,8 @@ class TiledCompiler {
   // Each entry reads what the entry before it produced (Producer: instance by instance when
   // both have as many instances).
   Producer input_;
+  CollectiveJoins joins_;
+  size_t next_gemm_ = 0;  // the GEMM after the side work being emitted
 };
 
 }  // namespace

@@ -63,6 +63,9 @@ struct CollectiveWork {
   int64_t repeat = 1;                 // instances, one after another (e.g. one per layer)
   size_t after_gemms = 0;             // runs after this many entries of `gemms`
   size_t after_vectors = 0;           // ... and after this many entries of `vectors`
+  // The GEMM that first reads its result: the entries before it do not wait for it and run
+  // while it communicates. Unset: the next entry.
+  std::optional<size_t> joined_by_gemm;
   std::string source;
 };
 

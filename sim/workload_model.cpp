@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
 #include "sim/transformer/lower.hpp"
 #include "sim/transformer/shard.hpp"
 #include "sim/workload_detail.hpp"
@@ -32,12 +36,14 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
   Workload w;
   w.name = std::move(name);
   w.path = path;
+  std::vector<std::pair<size_t, size_t>> joins;  // (collective, op that joins it) in this occurrence
   const auto collectives_before = [&](int group, size_t op) {
     for (const PlacedCollective& p : placed) {
       if (p.group != group || p.before_op != op) continue;
       CollectiveWork c = p.work;
       c.after_gemms = w.gemms.size();
       c.after_vectors = w.vectors.size();
+      if (p.joined_by_op) joins.emplace_back(w.collectives.size(), *p.joined_by_op);
       w.collectives.push_back(std::move(c));
     }
   };
@@ -51,6 +57,15 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
         collectives_before(group_index, i);
         const TfOp& op = lowered.ops[i];
         const std::string op_name = group.name + "." + op.name;
+        for (auto j = joins.begin(); j != joins.end();) {
+          if (j->second != i) {
+            ++j;
+            continue;
+          }
+          if (!op.gemm()) throw std::logic_error("a collective is joined by '" + op_name + "', not a matmul");
+          w.collectives[j->first].joined_by_gemm = w.gemms.size();
+          j = joins.erase(j);
+        }
         if (const GemmShape* g = op.gemm()) {
           Gemm gemm;
           gemm.name = op_name;

@@ -182,8 +182,10 @@ void layer(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64_t l
     const int64_t per_expert = ceil_div(assignments, active);
     b.matmul("router", T, d, e.experts);
     b.vector("router_softmax", VectorKind::softmax, T, e.experts);
-    ffn(b, m, "expert", per_expert, e.expert_ff, active, assignments);
+    // The shared experts first: they need no routing, so with expert parallelism they run
+    // while the dispatch moves the routed tokens (sim/transformer/shard.cpp).
     if (e.shared_experts > 0) ffn(b, m, "shared", T, e.shared_experts * e.expert_ff, 1);
+    ffn(b, m, "expert", per_expert, e.expert_ff, active, assignments);
     b.vector("moe_weight", VectorKind::mul, assignments, d);
     b.vector("moe_combine", VectorKind::add, assignments, d);
   }

@@ -122,7 +122,6 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     if (local_active == 0) local_active = 1;
   }
 
-  bool dispatched = false;
   for (size_t i = 0; i < s.ops.size(); ++i) {
     TfOp& op = s.ops[i];
     const LayerGroup& g = s.groups[static_cast<size_t>(op.group)];
@@ -167,11 +166,17 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     } else if (ep_here && (n == "router" || n == "router_softmax" || shared)) {
       if (gemm) gemm->m = Tl;
       else vec->rows = Tl;
-    } else if (ep_here && expert) {
-      if (!dispatched) {
-        place(i, CollectiveKind::all_to_all, 0, g.name + ".dispatch", op.group, dispatch_bytes);
-        dispatched = true;
+      if (n == "router_softmax") {
+        // Dispatch as soon as the routing is known; the first routed-expert matmul waits for
+        // it, the shared experts before it do not.
+        place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".dispatch", op.group, dispatch_bytes);
+        for (size_t j = i + 1; j < s.ops.size() && s.ops[j].group == op.group; ++j)
+          if (s.ops[j].name.rfind("expert_", 0) == 0) {
+            out.collectives.back().joined_by_op = j;
+            break;
+          }
       }
+    } else if (ep_here && expert) {
       op.repeat = local_active;
       if (gemm) {
         gemm->m = local_rows;  // the rest of local_rows x local_active pads the static shape

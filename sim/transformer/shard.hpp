@@ -9,6 +9,7 @@
 // to the chips of its top-k experts and another brings the results back. Token routing is
 // uniform or a seeded Zipf skew.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,11 @@ struct ShardOptions {
 // every occurrence of `group` (once per layer).
 struct PlacedCollective {
   size_t before_op = 0;
-  CollectiveWork work;  // after_gemms / after_vectors are left for the caller to set
+  CollectiveWork work;  // after_gemms / after_vectors / joined_by_gemm are left for the caller
   int group = 0;        // index into Lowered::groups
+  // The op (a matmul) that first reads its result, when not the next one: the ops in between
+  // run while it communicates (the shared experts during the MoE dispatch).
+  std::optional<size_t> joined_by_op;
 };
 
 struct ShardedLayers {

@@ -405,6 +405,15 @@ def test_ep_skewed_routing_is_slower_all_to_all_present_and_runs_are_determinist
         for chip in r["chips"]:
             a2a = [l for l in chip["layers"] if l["name"] in ("moe_layer.dispatch", "moe_layer.combine")]
             assert [l["repeat"] for l in a2a] == [2, 2]  # once per MoE layer
+        # The shared expert needs no routing: it computes while the dispatch moves the routed
+        # tokens, so part of the dispatch is hidden. Nothing can run beside the combine (the
+        # next op adds its results), nor beside the TP collectives.
+        by_name = {c["name"]: c for c in r["collectives"]}
+        dispatch, combine = by_name["moe_layer.dispatch"], by_name["moe_layer.combine"]
+        assert dispatch["exposed_cycles"] < 0.9 * dispatch["cycles"]
+        assert combine["exposed_cycles"] == combine["cycles"]
+        assert r["totals"]["overlapped_comm_cycles"] > 0
+        assert r["totals"]["exposed_comm_cycles"] + r["totals"]["overlapped_comm_cycles"] == r["totals"]["comm_cycles"]
     # Uniform: every expert gets T*k/E = 8 tokens, every chip the same work and traffic.
     assert len({c["totals"]["cycles"] for c in uni["chips"]}) == 1
     assert len({c["ici_bytes_sent"] for c in uni["chips"]}) == 1

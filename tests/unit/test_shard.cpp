@@ -74,6 +74,13 @@ TEST_CASE("Expert parallelism routes every token-expert assignment once", "[shar
       for (const auto& c : s.collectives)
         if (c.work.name == "moe_layer.dispatch") dispatch = &c;
       REQUIRE(dispatch);
+      // Sent right after the routing; the shared expert runs before the first routed-expert
+      // matmul waits for it.
+      CHECK(s.lowered.ops[dispatch->before_op - 1].name == "router_softmax");
+      REQUIRE(dispatch->joined_by_op);
+      CHECK(s.lowered.ops[*dispatch->joined_by_op].name == "expert_gate");
+      for (size_t i = dispatch->before_op; i < *dispatch->joined_by_op; ++i)
+        CHECK(s.lowered.ops[i].name.rfind("shared_", 0) == 0);
       for (int j = 0; j < chips; ++j) received[static_cast<size_t>(j)] += dispatch->work.send_bytes[static_cast<size_t>(j)];
       dispatched += dispatch->work.bytes;
     }
