@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "models/common/clock.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
 
@@ -168,6 +169,11 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                    {"row_hits", result.hbm.row_hits},
                    {"row_misses", result.hbm.row_misses},
                    {"refreshes", result.hbm.refreshes}};
+  // Each channel's data buses (its pseudo-channels, summed) busy, in cycles: how evenly the
+  // address mapping spread the traffic.
+  json channel_busy = json::array();
+  for (uint64_t ps : result.hbm.channel_busy_ps) channel_busy.push_back(static_cast<double>(ps) / kTicksPerCycle);
+  memory["hbm"]["channel_busy_cycles"] = std::move(channel_busy);
   // What the workload needs resident in HBM, as the tiled lowering lays it out (a compiled
   // trace: the highest address its descriptors touch), against the capacity.
   uint64_t footprint = 0;

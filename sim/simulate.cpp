@@ -54,25 +54,28 @@ SimResult collect(const Chip& chip, uint64_t total_cycles, const std::string& pr
 
 }  // namespace
 
-SimResult simulate(const ChipConfig& config, const Program& program, GridObserver* observer,
-                   RunProbe* probe) {
+SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options) {
   FreshContext context;
-  auto chip = std::make_unique<Chip>("chip", config, program, observer);
-  if (probe) probe->start(*chip);
+  auto chip = std::make_unique<Chip>("chip", config, program, options.observer);
+  if (options.hbm_channel_activity) chip->record_hbm_channel_activity();
+  if (options.probe) options.probe->start(*chip);
   sc_core::sc_start();
 
   std::string deadlocks;
   SimResult result = collect(*chip, now_cycles(), "", deadlocks);
   // Last, once every result has been read: stop() may nudge time to flush waveform samples.
-  if (probe) probe->stop();
+  if (options.probe) options.probe->stop();
   if (!deadlocks.empty())
     throw InputError("deadlock: no engine can make progress" + deadlocks);
   return result;
 }
 
-SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs) {
+SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs,
+                             const RunOptions& options) {
   FreshContext context;
   auto system = std::make_unique<System>("system", config, programs);
+  if (options.hbm_channel_activity)
+    for (auto& chip : system->chips()) chip->record_hbm_channel_activity();
   sc_core::sc_start();
 
   SystemResult result;

@@ -74,13 +74,20 @@ class RunProbe {
   virtual void stop() = 0;
 };
 
+// What a run records beyond the report's counters.
+struct RunOptions {
+  GridObserver* observer = nullptr;  // the exact model's PE values (sim/viz)
+  RunProbe* probe = nullptr;         // waveforms
+  bool hbm_channel_activity = false; // HbmStats::channel_busy_per_window (timelines)
+};
+
 // Throws InputError for a program that deadlocks (naming each blocked engine and instruction)
 // or does not fit the chip.
-SimResult simulate(const ChipConfig& config, const Program& program,
-                   GridObserver* observer = nullptr, RunProbe* probe = nullptr);
+SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options = {});
 
 // Runs programs[i] on chip i of the system config.ici describes (topology not none), all in
 // one simulation. Throws InputError as simulate() does, naming the chip.
-SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs);
+SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs,
+                             const RunOptions& options = {});
 
 }  // namespace systolic

@@ -449,6 +449,33 @@ json make_timeline(const ChipConfig& config, const Program& program, const SimRe
     all.push_back(std::move(c));
   }
 
+  // HBM channels: the share of each channel's data buses (its pseudo-channels) in use, in
+  // windows of whole HbmStats windows, at most kMaxChannelPoints per channel.
+  const auto& channel_windows = result.hbm.channel_busy_per_window;
+  size_t longest = 0;
+  for (const auto& w : channel_windows) longest = std::max(longest, w.size());
+  if (longest > 0) {
+    constexpr size_t kMaxChannelPoints = 2000;
+    const size_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
+    const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
+    for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
+      TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};
+      const auto& w = channel_windows[ch];
+      uint64_t end = 0;
+      for (size_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
+        const uint64_t start = g * cycles;
+        end = std::min(start + cycles, result.total_cycles);  // the last window ends with the run
+        uint64_t ps = 0;
+        for (size_t i = g * group; i < std::min(w.size(), (g + 1) * group); ++i) ps += w[i];
+        const double bus_ps = static_cast<double>((end - start) * kTicksPerCycle) * config.hbm.pseudo_channels;
+        const double value = 100.0 * static_cast<double>(ps) / bus_ps;
+        if (c.points.empty() || c.points.back().second != value) c.points.emplace_back(start, value);
+      }
+      c.points.emplace_back(end, 0.0);
+      all.push_back(std::move(c));
+    }
+  }
+
   // SRAM occupancy per scratchpad, in bytes (see sram_residency for the rule).
   const std::vector<SramOccupancy> sram = occupancy_of(config, program, result, index);
   for (const auto& o : sram) {

@@ -65,9 +65,27 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
   bank_.resize(config_.pseudo_channel_count() * config_.banks);
   stats_.channel_busy_ps.assign(config_.channels, 0);
   timing_ = Timing{t_cl_, t_rp_, t_rcd_ + t_cl_, t_ras_, t_rrd_, t_faw_, t_faw_ > 4 * t_rrd_,
-                   pc_.data(), bank_.data(), xfer_ps_.data(), stats_.channel_busy_ps.data(),
+                   pc_.data(), bank_.data(), xfer_ps_.data(), stats_.channel_busy_ps.data(), nullptr,
                    interleave_.shift, interleave_.shift + pcs_.shift, page_.shift, banks_.shift,
                    burst_.shift, interleave_.d - 1, pcs_.d - 1, banks_.d - 1, burst_.d - 1};
+}
+
+void HbmCore::record_channel_activity() {
+  stats_.channel_busy_per_window.assign(config_.channels, {});
+  timing_.channel_windows = &stats_.channel_busy_per_window;
+}
+
+void HbmCore::count_channel_window(std::vector<std::vector<uint64_t>>& windows, uint32_t channel, uint64_t t,
+                                   uint64_t ps) {
+  std::vector<uint64_t>& w = windows[channel];
+  while (ps > 0) {  // [t, t + ps) split at window boundaries
+    const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
+    const uint64_t part = std::min(ps, (window + 1) * HbmStats::kWindowPs - t);
+    if (window >= w.size()) w.resize(window + 1, 0);
+    w[window] += part;
+    t += part;
+    ps -= part;
+  }
 }
 
 uint64_t HbmCore::ns_to_ps(double ns) const {

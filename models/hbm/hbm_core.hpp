@@ -36,10 +36,13 @@ struct HbmStats {
   // Bytes whose transfer completed in each window of kWindowPs (for bandwidth-over-time plots).
   static constexpr uint64_t kWindowPs = 1000000;  // 1000 core cycles
   std::vector<uint64_t> bytes_per_window;
+  // Per channel, its data-bus time in each window (summed over its pseudo-channels), when
+  // HbmCore::record_channel_activity() asked for it (timelines); empty otherwise.
+  std::vector<std::vector<uint64_t>> channel_busy_per_window;
 
   auto fields() const {
     return std::tie(bytes_read, bytes_written, requests, chunks, row_hits, row_misses, row_conflicts,
-                    refreshes, last_completion_ps, channel_busy_ps, bytes_per_window);
+                    refreshes, last_completion_ps, channel_busy_ps, bytes_per_window, channel_busy_per_window);
   }
   bool operator==(const HbmStats& o) const { return fields() == o.fields(); }
 };
@@ -64,6 +67,10 @@ class HbmCore {
   // Books [addr, addr + bytes) issued at now_ps; returns the completion time in ps (now_ps for
   // zero bytes). Throws std::out_of_range past capacity_bytes.
   uint64_t access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps);
+
+  // Also records each channel's bus time per window (HbmStats::channel_busy_per_window). Call
+  // before the first access; off by default, so the booking loop pays one untaken branch.
+  void record_channel_activity();
 
   HbmLocation locate(uint64_t addr) const;
   const HbmConfig& config() const { return config_; }
@@ -124,6 +131,7 @@ class HbmCore {
     Bank* bank;  // pc * banks + bank
     const uint64_t* xfer_ps;  // by burst count
     uint64_t* channel_busy_ps;
+    std::vector<std::vector<uint64_t>>* channel_windows;  // null unless recording
     // With piece_bytes_ != 0: shifts and masks of the interleave block, a round of blocks
     // (one per pseudo-channel), the page, the banks and the burst.
     uint32_t interleave_shift, round_shift, page_shift, banks_shift, burst_shift;
@@ -143,6 +151,8 @@ class HbmCore {
   // The booking of piece() with every division a shift (piece_bytes_ != 0), no window count.
   uint64_t book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
+  [[gnu::noinline]] static void count_channel_window(std::vector<std::vector<uint64_t>>& windows,
+                                                     uint32_t channel, uint64_t t, uint64_t ps);
   void add(const RowCounts& rows);
   void refresh(uint64_t pc, uint64_t now);
 
@@ -268,6 +278,7 @@ inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index
   b.ready = data_end - k.t_cl;  // a following hit's data can follow this one back to back
   p.bus_free = data_end;
   k.channel_busy_ps[p.channel] += xfer;
+  if (k.channel_windows) [[unlikely]] count_channel_window(*k.channel_windows, p.channel, data_start, xfer);
   return data_end;
 }
 

@@ -61,7 +61,7 @@ int run_system(const ChipConfig& config, const RunOptions& opts) {
   const auto workloads = load_system_workloads(opts.source.workload, opts.source.shape,
                                                static_cast<int>(config.ici.chips()));
   const auto programs = compile_system(config, workloads);
-  const SystemResult result = simulate_system(config, programs);
+  const SystemResult result = simulate_system(config, programs, {nullptr, nullptr, !opts.timeline.empty()});
   const auto report = make_system_report(config, workloads, programs, result);
   write_file_atomically((std::filesystem::path(opts.outdir) / "report.json").string(), report.dump(2) + "\n");
   if (!opts.timeline.empty())
@@ -89,8 +89,9 @@ Command add_run_command(CLI::App& app) {
     const ChipConfig config = load_config(opts->config, opts->overrides);
     if (config.ici.topology != IciTopologyKind::none) return run_system(config, *opts);
     const auto [workload, program] = load_program(config, opts->source, "run");
-    const SimResult result = opts->vcd.empty() ? simulate(config, program)
-                                               : simulate_with_vcd(config, program, opts->vcd);
+    const bool channels = !opts->timeline.empty();  // the timeline's HBM channel counters
+    const SimResult result = opts->vcd.empty() ? simulate(config, program, {nullptr, nullptr, channels})
+                                               : simulate_with_vcd(config, program, opts->vcd, channels);
     const auto report = make_report(config, workload, program, result);
     write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
                           report.dump(2) + "\n");

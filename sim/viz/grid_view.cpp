@@ -174,7 +174,7 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
   ChipConfig exact = config;
   exact.mxu.model = MxuModel::exact;
   GridCapture capture(engine, shape, first, last, pad_rows);
-  const SimResult run = simulate(exact, program, &capture);
+  const SimResult run = simulate(exact, program, {&capture});
 
   GridView view;
   view.chip = config.name;

@@ -163,13 +163,13 @@ void VcdTracer::stop() {
 }
 
 SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,
-                            const std::string& path) {
+                            const std::string& path, bool hbm_channel_activity) {
   check_shape(config);
   ChipConfig fast = config;
   fast.mxu.model = MxuModel::fast;  // same cycle counts, cost per instruction
   VcdTracer::check(config, simulate(fast, program).total_cycles);
   VcdTracer tracer(path, config, program);
-  return simulate(config, program, &tracer, &tracer);
+  return simulate(config, program, {&tracer, &tracer, hbm_channel_activity});
 }
 
 }  // namespace systolic

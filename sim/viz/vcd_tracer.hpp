@@ -61,6 +61,6 @@ class VcdTracer : public GridObserver, public RunProbe {
 // simulate() with waveforms written to `path`: checks (with a quick `fast` run for the
 // length) that the run can be traced, then runs it with a VcdTracer. Throws InputError.
 SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,
-                            const std::string& path);
+                            const std::string& path, bool hbm_channel_activity = false);
 
 }  // namespace systolic

@@ -289,6 +289,30 @@ def sram_counters(tl):
     return out
 
 
+def test_timeline_hbm_channels(systolic_bin, tmp_path):
+    # One counter per HBM channel: the share of its data buses in use. Integrated over the run
+    # it gives back each channel's busy cycles in report.json (conservation of bus time).
+    out = tmp_path / "out"
+    run_cli("run", "-c", REPO / "configs" / "tpu-v4i.yaml", "-w", REPO / "traces" / "models" / "gpt2.yaml",
+            "--bucket", "1x256", "--set", "memory.ideal=false", "-o", out, "-q", "--timeline", tmp_path / "tl.json")
+    report = json.loads((out / "report.json").read_text())
+    tl = json.loads((tmp_path / "tl.json").read_text())
+    busy = report["memory"]["hbm"]["channel_busy_cycles"]
+    pcs = report["config"]["hbm"]["pseudo_channels"]
+    assert len(busy) == report["config"]["hbm"]["channels"] and sum(busy) > 0
+    for ch, want in enumerate(busy):
+        points = [(e["ts"], e["args"]["value"]) for e in tl["traceEvents"]
+                  if e["ph"] == "C" and e["name"] == f"hbm ch{ch} busy (%)"]
+        assert points and all(0 <= v <= 100 for _, v in points)
+        assert points[-1][0] <= report["totals"]["cycles"]
+        integral = sum((t1 - t0) * v / 100 * pcs for (t0, v), (t1, _) in zip(points, points[1:]))
+        assert integral == pytest.approx(want, rel=1e-9)
+    # Recording the channels changes nothing the report says.
+    run_cli("run", "-c", REPO / "configs" / "tpu-v4i.yaml", "-w", REPO / "traces" / "models" / "gpt2.yaml",
+            "--bucket", "1x256", "--set", "memory.ideal=false", "-o", tmp_path / "plain", "-q")
+    assert (tmp_path / "plain" / "report.json").read_bytes() == (out / "report.json").read_bytes()
+
+
 def test_timeline_sram_occupancy(systolic_bin, tmp_path):
     # With the memory system: one counter per scratchpad, from 0, within its capacity, ending
     # at 0, and every DMA slice names the ping/pong buffer it fills or drains.
