@@ -827,6 +827,7 @@ class TiledCompiler {
           mxu_turn_ += scores.size();
           // Probabilities into vmem.
           Instruction softmax{VpuOp{VectorKind::softmax, mt, kn, dt}, lv, s.ready(b), {}};
+          softmax.frees = SramRegion{kAccumulators, s.offset(b), static_cast<uint64_t>(mt * kn) * 4, s.full(b)};
           add(softmax, p.acquire(b));
           for (int sig : s.release(b)) emit_.signal(softmax, sig);
           emit_.signal(softmax, p.full(b));
@@ -847,6 +848,7 @@ class TiledCompiler {
           const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt);
           for (size_t i = 0; i < context.size(); ++i) {
             Instruction mm{context[i], lo, o_free, {}};
+            mm.frees = SramRegion{kVmem, p.offset(b), static_cast<uint64_t>(mt * kn) * w, p.full(b)};
             add(mm, p_ready);
             add(mm, v_ready);
             for (int sig : p.release(b)) emit_.signal(mm, sig);

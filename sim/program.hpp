@@ -4,6 +4,7 @@
 // when the instruction completes), plus the layer table statistics are attributed to.
 // The compiler produces programs; the compiled-trace text format is their serialisation.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -77,11 +78,22 @@ struct SemWait {
   uint64_t at_least = 0;
 };
 
+// A scratchpad region written on chip (no DMA moves it: fused attention's scores in the
+// accumulators, its probabilities in vmem) that an instruction reads last. It is live from the
+// start of the writer whose signal on `full_sem` the reader waits for to the reader's end.
+// Only the timeline's SRAM occupancy reads it; it changes no timing.
+struct SramRegion {
+  int space = 0;  // ScratchpadId
+  uint64_t offset = 0, bytes = 0;
+  int full_sem = -1;
+};
+
 struct Instruction {
   Operation op;
   int layer = -1;                // index into Program::layers
   std::vector<SemWait> waits;    // all must hold before the instruction starts
   std::vector<int> signals;      // each incremented by one when it completes
+  std::optional<SramRegion> frees;  // the last read of an on-chip intermediate
 };
 
 struct Stream {

@@ -240,6 +240,19 @@ std::vector<SramResidency> residency_of(const RunIndex& index, const SimResult& 
 
   std::vector<SramResidency> out;
   each_record([&](size_t e, size_t i, const InstrRecord& rec, const Instruction& instr) {
+    if (const auto& f = instr.frees) {
+      // An on-chip intermediate: from the start of the writer that filled it to this reader's end.
+      uint64_t from = rec.start;
+      for (const auto& w : instr.waits) {
+        const auto it = index.signals.find(w.sem);
+        if (w.sem != f->full_sem || w.at_least == 0 || it == index.signals.end() || w.at_least > it->second.size())
+          continue;
+        const RunIndex::Signal& writer = it->second[w.at_least - 1];
+        from = std::min(from, result.engines[writer.engine].records[writer.record].start);
+      }
+      SramResidency r{f->space, from, rec.end, {{f->offset, f->offset + f->bytes}}, e, i};
+      if (r.to > r.from && f->bytes > 0) out.push_back(std::move(r));
+    }
     const auto* dma = std::get_if<DmaOp>(&instr.op);
     if (!dma) return;
     const DmaDescriptor& d = dma->descriptor;

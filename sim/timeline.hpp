@@ -53,7 +53,8 @@ struct SramResidency {
   uint64_t from = 0, to = 0;                           // resident during cycles [from, to)
   std::vector<std::pair<uint64_t, uint64_t>> ranges;   // byte ranges [begin, end), merged
   size_t engine = 0;                                   // the load or drain: SimResult::engines
-  size_t record = 0;                                   //   index, and its record there
+  size_t record = 0;                                   //   index, and its record there (an on-chip
+                                                       //   intermediate: its last reader)
   uint64_t bytes() const;
 };
 std::vector<SramResidency> sram_residency(const Program& program, const SimResult& result);

@@ -103,6 +103,7 @@ class Fields {
     throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
   }
   std::vector<std::string> all(const char* key) { return repeated_[key]; }
+  bool has(const char* key) const { return values_.count(key) != 0; }
   // After a line is read: anything left is a key this line does not take.
   void expect_consumed(const std::vector<std::string>& allowed) const {
     if (!values_.empty())
@@ -334,9 +335,10 @@ class Parser {
     instr.layer = static_cast<int>(f.integer("layer", 0));
     if (instr.layer >= static_cast<int>(program_.layers.size()))
       fail(fmt::format("layer {} is not declared (declare it with a 'layer' line first)", instr.layer));
-    FieldReader reader{f, {"layer", "wait", "signal"}};
+    FieldReader reader{f, {"layer", "wait", "signal", "frees"}};
     instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
+    if (f.has("frees")) instr.frees = region(f.text("frees"));
     f.expect_consumed(reader.keys);
     for (const auto& w : f.all("wait")) {
       const auto ge = w.rfind(">=");
@@ -349,6 +351,32 @@ class Parser {
     }
     for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));
     s.instructions.push_back(std::move(instr));
+  }
+
+  // frees=<scratchpad>:<offset>+<bytes>@<semaphore>: an on-chip intermediate this instruction
+  // reads last (program.hpp, SramRegion), inside its scratchpad.
+  SramRegion region(const std::string& v) {
+    const size_t colon = v.find(':'), plus = v.find('+', colon), at = v.find('@', plus);
+    const auto bad = [&]() {
+      fail(fmt::format("frees '{}': expected <scratchpad>:<offset>+<bytes>@<semaphore>, scratchpad vmem, "
+                       "weights or accumulators",
+                       v));
+    };
+    if (colon == std::string::npos || plus == std::string::npos || at == std::string::npos) bad();
+    SramRegion r;
+    r.space = -1;
+    for (size_t i = 0; i < std::size(trace_detail::kSpaces); ++i)
+      if (v.substr(0, colon) == trace_detail::kSpaces[i]) r.space = static_cast<int>(i);
+    const std::string offset = v.substr(colon + 1, plus - colon - 1), bytes = v.substr(plus + 1, at - plus - 1);
+    if (r.space < 0 || offset.empty() || bytes.empty() || offset[0] == '-' || bytes[0] == '-') bad();
+    r.offset = parse_unsigned(offset);
+    r.bytes = parse_unsigned(bytes);
+    const ScratchpadConfig pad = config_.sram.all()[static_cast<size_t>(r.space)];
+    if (r.offset > pad.capacity_bytes || r.bytes > pad.capacity_bytes - r.offset)
+      fail(fmt::format("frees '{}': [{:#x}, {:#x}) is past {} ({} B)", v, r.offset, r.offset + r.bytes,
+                       v.substr(0, colon), pad.capacity_bytes));
+    r.full_sem = semaphore_id(v.substr(at + 1));
+    return r;
   }
 
   int semaphore_id(const std::string& name) {

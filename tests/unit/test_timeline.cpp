@@ -6,6 +6,8 @@
 #include <set>
 
 #include "sim/compile.hpp"
+#include "sim/config.hpp"
+#include "sim/trace/trace.hpp"
 #include "sim/simulate.hpp"
 #include "sim/timeline.hpp"
 #include "tests/unit/fixtures.hpp"
@@ -269,6 +271,61 @@ TEST_CASE("SRAM occupancy of compiled programs: within capacity, inside the buff
       }
     }
   }
+}
+
+TEST_CASE("SRAM occupancy sees fused attention's on-chip scores and probabilities", "[timeline][sram]") {
+  // 2 heads of scores Q[256, 64] K[64, 256] -> softmax -> P[256, 256] V[256, 64], bf16: the
+  // scores live in the accumulators and the probabilities in vmem, and no DMA moves either.
+  ChipConfig cfg = load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml", {"memory.ideal=false"});
+  Workload w = testing::gemm_workload({{"scores", 256, 64, 256, DType::bf16, 2, "t:1", "attention"},
+                                       {"context", 256, 256, 64, DType::bf16, 2, "t:2", "attention"}});
+  VectorWork softmax;
+  softmax.name = "softmax";
+  softmax.op = {VectorKind::softmax, 2 * 256, 256, DType::bf16};
+  softmax.after_gemms = 1;
+  softmax.source = "t:3";
+  w.vectors = {softmax};
+  const Program p = compile(cfg, w);
+  const SimResult r = simulate(cfg, p);
+  const auto occ = sram_occupancy(cfg, p, r);
+  REQUIRE(occ.size() == 3);
+  size_t softmaxes = 0, contexts = 0;
+  for (const auto& e : r.engines) {
+    const Stream* stream = nullptr;
+    for (const auto& s : p.streams)
+      if (s.engine == e.id) stream = &s;
+    for (const auto& rec : e.records) {
+      const Instruction& instr = stream->instructions[static_cast<size_t>(rec.index)];
+      if (const auto* v = std::get_if<VpuOp>(&instr.op); v && v->kind == VectorKind::softmax) {
+        ++softmaxes;  // reads its scores (32-bit) and writes its probabilities (bf16)
+        CHECK(occupancy_at(occ[2], rec.start) >= static_cast<uint64_t>(v->rows * v->cols) * 4);
+        CHECK(occupancy_at(occ[0], rec.end - 1) >= static_cast<uint64_t>(v->rows * v->cols) * 2);
+      }
+      if (const auto* mm = std::get_if<MatmulOp>(&instr.op); mm && instr.layer == 2) {
+        ++contexts;  // reads probabilities [m, k]
+        CHECK(occupancy_at(occ[0], rec.start) >= static_cast<uint64_t>(mm->m * mm->k) * 2);
+      }
+    }
+  }
+  CHECK(softmaxes > 0);
+  CHECK(contexts > 0);
+  for (const auto& o : occ) {
+    CHECK(o.points.back().second == 0);
+    for (const auto& [cycle, bytes] : o.points) CHECK(bytes <= o.capacity_bytes);
+  }
+  // The on-chip regions survive the trace format.
+  const Program q = parse_trace(write_trace(p, cfg), "t", cfg);
+  size_t frees = 0;
+  for (size_t s = 0; s < p.streams.size(); ++s)
+    for (size_t i = 0; i < p.streams[s].instructions.size(); ++i) {
+      const auto& a = p.streams[s].instructions[i].frees;
+      const auto& b = q.streams[s].instructions[i].frees;
+      REQUIRE(a.has_value() == b.has_value());
+      if (!a) continue;
+      ++frees;
+      CHECK((a->space == b->space && a->offset == b->offset && a->bytes == b->bytes && a->full_sem == b->full_sem));
+    }
+  CHECK(frees > 0);
 }
 
 TEST_CASE("with memory.ideal there is no DMA and no SRAM counter", "[timeline][sram]") {
