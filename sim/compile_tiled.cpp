@@ -827,7 +827,7 @@ class TiledCompiler {
           mxu_turn_ += scores.size();
           // Probabilities into vmem.
           Instruction softmax{VpuOp{VectorKind::softmax, mt, kn, dt}, lv, s.ready(b), {}};
-          softmax.frees = SramRegion{kAccumulators, s.offset(b), static_cast<uint64_t>(mt * kn) * 4, s.full(b)};
+          softmax.frees = region(kAccumulators, s.offset(b), static_cast<uint64_t>(mt * kn) * 4, s.full(b));
           add(softmax, p.acquire(b));
           for (int sig : s.release(b)) emit_.signal(softmax, sig);
           emit_.signal(softmax, p.full(b));
@@ -845,10 +845,11 @@ class TiledCompiler {
           }
           // Context: probabilities x values, accumulated over the key blocks.
           const std::vector<SemWait> p_ready = p.ready(b), v_ready = values.ready(f);
+          const int probabilities = region(kVmem, p.offset(b), static_cast<uint64_t>(mt * kn) * w, p.full(b));
           const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt);
           for (size_t i = 0; i < context.size(); ++i) {
             Instruction mm{context[i], lo, o_free, {}};
-            mm.frees = SramRegion{kVmem, p.offset(b), static_cast<uint64_t>(mt * kn) * w, p.full(b)};
+            mm.frees = probabilities;
             add(mm, p_ready);
             add(mm, v_ready);
             for (int sig : p.release(b)) emit_.signal(mm, sig);
@@ -876,6 +877,12 @@ class TiledCompiler {
     }
     flush(deferred);
     input_ = produced;
+  }
+
+  // An on-chip intermediate for Instruction::frees.
+  int region(int space, uint64_t offset, uint64_t bytes, int full_sem) {
+    program_.regions.push_back({space, offset, bytes, full_sem});
+    return static_cast<int>(program_.regions.size()) - 1;
   }
 
   // Collectives move HBM to HBM, through a region past the workload's tensors (the start of

@@ -4,7 +4,6 @@
 // when the instruction completes), plus the layer table statistics are attributed to.
 // The compiler produces programs; the compiled-trace text format is their serialisation.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -93,7 +92,7 @@ struct Instruction {
   int layer = -1;                // index into Program::layers
   std::vector<SemWait> waits;    // all must hold before the instruction starts
   std::vector<int> signals;      // each incremented by one when it completes
-  std::optional<SramRegion> frees;  // the last read of an on-chip intermediate
+  int frees = -1;                // the on-chip intermediate it reads last: Program::regions index
 };
 
 struct Stream {
@@ -117,6 +116,7 @@ struct Program {
   std::vector<LayerInfo> layers;
   std::vector<Buffer> buffers;
   std::vector<std::string> semaphores;  // names; index = semaphore id
+  std::vector<SramRegion> regions;      // on-chip intermediates (Instruction::frees)
   std::vector<Stream> streams;
 };
 

@@ -190,7 +190,7 @@ uint64_t SramResidency::bytes() const {
 
 namespace {
 
-std::vector<SramResidency> residency_of(const RunIndex& index, const SimResult& result) {
+std::vector<SramResidency> residency_of(const Program& program, const RunIndex& index, const SimResult& result) {
   const auto each_record = [&](auto&& visit) {
     for (size_t e = 0; e < result.engines.size(); ++e) {
       if (!index.streams[e]) continue;
@@ -240,7 +240,8 @@ std::vector<SramResidency> residency_of(const RunIndex& index, const SimResult& 
 
   std::vector<SramResidency> out;
   each_record([&](size_t e, size_t i, const InstrRecord& rec, const Instruction& instr) {
-    if (const auto& f = instr.frees) {
+    if (instr.frees >= 0) {
+      const SramRegion* f = &program.regions.at(static_cast<size_t>(instr.frees));
       // An on-chip intermediate: from the start of the writer that filled it to this reader's end.
       uint64_t from = rec.start;
       for (const auto& w : instr.waits) {
@@ -290,7 +291,7 @@ std::vector<SramOccupancy> occupancy_of(const ChipConfig& config, const Program&
                                         const SimResult& result, const RunIndex& index) {
   std::vector<SramOccupancy> out;
   if (!touches_scratchpad(program)) return out;
-  const std::vector<SramResidency> pieces = residency_of(index, result);
+  const std::vector<SramResidency> pieces = residency_of(program, index, result);
   const auto pads = config.sram.all();
   for (size_t id = 0; id < pads.size(); ++id) {
     SramOccupancy o;
@@ -327,7 +328,7 @@ std::vector<SramOccupancy> occupancy_of(const ChipConfig& config, const Program&
 }  // namespace
 
 std::vector<SramResidency> sram_residency(const Program& program, const SimResult& result) {
-  return residency_of(RunIndex(program, result), result);
+  return residency_of(program, RunIndex(program, result), result);
 }
 
 std::vector<SramOccupancy> sram_occupancy(const ChipConfig& config, const Program& program,

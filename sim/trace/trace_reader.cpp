@@ -338,7 +338,10 @@ class Parser {
     FieldReader reader{f, {"layer", "wait", "signal", "frees"}};
     instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
-    if (f.has("frees")) instr.frees = region(f.text("frees"));
+    if (f.has("frees")) {
+      program_.regions.push_back(region(f.text("frees")));
+      instr.frees = static_cast<int>(program_.regions.size()) - 1;
+    }
     f.expect_consumed(reader.keys);
     for (const auto& w : f.all("wait")) {
       const auto ge = w.rfind(">=");

@@ -55,9 +55,11 @@ std::string write_trace(const Program& program, const ChipConfig& config) {
       for (const auto& wt : instr.waits)
         out += fmt::format(" wait={}>={}", quote(program.semaphores[wt.sem]), wt.at_least);
       for (int sig : instr.signals) out += fmt::format(" signal={}", quote(program.semaphores[sig]));
-      if (const auto& f = instr.frees)
-        out += fmt::format(" frees={}", quote(fmt::format("{}:{:#x}+{}@{}", trace_detail::kSpaces[f->space], f->offset,
-                                                          f->bytes, program.semaphores[f->full_sem])));
+      if (instr.frees >= 0) {
+        const SramRegion& f = program.regions[static_cast<size_t>(instr.frees)];
+        out += fmt::format(" frees={}", quote(fmt::format("{}:{:#x}+{}@{}", trace_detail::kSpaces[f.space], f.offset,
+                                                          f.bytes, program.semaphores[f.full_sem])));
+      }
       out += "\n";
     }
   }
