@@ -124,6 +124,11 @@ def test_all_reduce_takes_the_closed_form_time_and_moves_2_n_minus_1_over_n_s_pe
         assert ch["energy_pj"]["by_component"]["ici"] == pytest.approx(10.0 * driven)
     assert e["total"] == pytest.approx(sum(ch["energy_pj"]["total"] for ch in r["chips"]))
     assert e["total"] == pytest.approx(e["chips"] + e["ici"])
+    if layout == "ring":
+        # Like every dynamic energy, the links' scale with energy.tech_scale.
+        scaled = run_report("-c", cfg_path, "-w", wl, "--set", "energy.tech_scale=0.25", outdir=tmp_path / "scaled")
+        assert scaled["energy_pj"]["ici"] == pytest.approx(0.25 * e["ici"])
+        assert scaled["totals"]["cycles"] == t["cycles"]
 
 
 # ---- 2. tensor parallelism: every MAC once, the Megatron collectives -----------------------
