@@ -764,16 +764,17 @@ class TiledCompiler {
     RingOperand s(emit_, ring("s", t.acc_slots), c_, copies_, t.acc_slots, aslot, 0, blocks);
     RingOperand o(emit_, ring("o", t.acc_slots), c_, copies_, t.acc_slots, aslot, t.s_bytes(), units);
     RingOperand k(emit_, ring("k", t.weight_slots), b_, copies_, t.weight_slots, wslot, 0, fills);
-    RingOperand v(emit_, ring("v", t.weight_slots), b_, copies_, t.weight_slots, wslot, t.k_bytes(), fills);
+    // MLA decode: V is the latent the keys came from (its first dv columns), already in the
+    // weight buffer: the context reads K's slot, and the slot is freed after the context.
+    const bool v_is_k = go.b_from_previous && t.dv <= t.dk;
+    std::optional<RingOperand> v;
+    if (!v_is_k) v.emplace(emit_, ring("v", t.weight_slots), b_, copies_, t.weight_slots, wslot, t.k_bytes(), fills);
+    RingOperand& values = v_is_k ? k : *v;
     // With several key blocks the softmax is online: the VPU rescales the context accumulated so
     // far before each further block adds to it, and scales it by 1 / sum at the end.
     const std::vector<int>& scaled = counters("o_scaled", t.acc_slots);
     const uint64_t hq = hbm(hbm_.entries[index].a), ho = hbm(hbm_.entries[index + 1].c);
     const uint64_t dk = t.dk, dv = t.dv;
-    // MLA decode: V is the latent the keys came from (its first dv columns), already in the
-    // weight buffer: the context reads K's slot, and the slot is freed after the context.
-    const bool v_is_k = go.b_from_previous && dv <= dk;
-    RingOperand& values = v_is_k ? k : v;
     const Producer produced = producer(stores_done_, static_cast<uint64_t>(t.q_blocks), gs.repeat);
     Deferred deferred;
     int64_t unit = 0, block = 0, fill = 0;
@@ -784,7 +785,7 @@ class TiledCompiler {
       // context of an earlier fill, which the MXUs compute after the next scores: so each V
       // load goes after the K and Q loads those scores need.
       const auto load_kv = [&](int part, int64_t f, int64_t k0, int64_t kn) {
-        RingOperand& x = part ? v : k;
+        RingOperand& x = part ? values : k;
         const uint64_t width = part ? dv : dk;
         Instruction load{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm((part ? hv : hk) + k0 * width * w),
                                                      DmaEndpoint::sram(kWeights, x.offset(f)), width * kn * w)},

@@ -61,6 +61,8 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   // The occurrences of one collective (one per layer) merge into the row of its name, their
   // times summed; bytes are one occurrence's, on the chip that sends the most.
   const Program& p0 = programs.front();
+  std::vector<bool> is_collective;
+  for (const auto& l : p0.layers) is_collective.push_back(l.kind == "collective");
   std::vector<std::vector<Interval>> spans;  // per chip, per program layer
   std::vector<std::vector<Interval>> busy;
   for (const auto& chip : result.chips) {
@@ -68,7 +70,7 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
     std::vector<Interval>& s = spans.emplace_back(p0.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
     for (const auto& e : chip.engines)
       for (const auto& r : e.records)
-        if (r.layer >= 0 && static_cast<size_t>(r.layer) < s.size() && p0.layers[static_cast<size_t>(r.layer)].kind == "collective") {
+        if (r.layer >= 0 && static_cast<size_t>(r.layer) < s.size() && is_collective[static_cast<size_t>(r.layer)]) {
           Interval& span = s[static_cast<size_t>(r.layer)];
           span = {std::min(span.first, r.start), std::max(span.second, r.end)};
         }
@@ -78,7 +80,7 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   uint64_t comm = 0, exposed_total = 0;
   size_t ordinal = 0;
   for (size_t layer = 0; layer < p0.layers.size(); ++layer) {
-    if (p0.layers[layer].kind != "collective") continue;
+    if (!is_collective[layer]) continue;
     const CollectiveWork* c = ordinal < workloads.front().collectives.size() ? &workloads.front().collectives[ordinal] : nullptr;
     ++ordinal;
     uint64_t cycles = 0, exposed = 0, bytes = 0;
