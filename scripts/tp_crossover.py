@@ -19,8 +19,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(systolic, config, workload, y, link_gbps, outdir):
+def run(systolic, config, workload, y, link_gbps, outdir, ideal_memory):
     cmd = [systolic, "run", "-q", "-c", config, "-w", workload, "-o", outdir,
+           "--set", f"memory.ideal={'true' if ideal_memory else 'false'}",
            "--set", "ici.topology=ring", "--set", f"ici.dims={y}", "--set", "ici.ports=2",
            "--set", "ici.algorithm=bidir_ring", "--set", f"ici.link_gbps={link_gbps}"]
     subprocess.run(cmd, check=True, env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
@@ -37,6 +38,9 @@ def main():
     p.add_argument("--ffn", type=int, default=28672, help="F (Llama-2-70B: 28672)")
     p.add_argument("--link-gbps", type=float, default=45.0, help="GB/s per link per direction")
     p.add_argument("--degrees", default="1,2,4,8,16,32", help="Y values")
+    p.add_argument("--ideal-memory", action="store_true",
+                   help="what-if: HBM and DMA transfers take no time (a lower bound), so the closed "
+                        "forms above hold exactly; default: the real memory system")
     a = p.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,7 +56,7 @@ def main():
                 f.write(f"  - {{name: w_in, m: {a.tokens}, k: {a.d_model}, n: {a.ffn // y}}}\n")
                 f.write(f"  - {{name: w_out, m: {a.tokens}, k: {a.ffn // y}, n: {a.d_model}}}\n")
                 f.write(f"  - {{name: reduce_scatter_y, collective: reduce_scatter, bytes: {act}}}\n")
-            r = run(a.systolic, a.config, wl, y, a.link_gbps, os.path.join(tmp, f"out{y}"))
+            r = run(a.systolic, a.config, wl, y, a.link_gbps, os.path.join(tmp, f"out{y}"), a.ideal_memory)
             mhz = r["config"]["clock_mhz"]
             chip = r["chips"][0]
             compute = sum(l["cycles"] for l in chip["layers"] if l["kind"] != "collective")
@@ -66,6 +70,8 @@ def main():
         print(f"MLP [{a.tokens}, {a.d_model}] x [{a.d_model}, {a.ffn}] x [{a.ffn}, {a.d_model}] bf16, "
               f"C = {flops / 1e12:.1f} TFLOP/s per chip, W = 2 x {a.link_gbps:g} GB/s (bidirectional ring)")
         print(f"predicted crossover Y = F * W / C = {a.ffn * w / flops:.1f}")
+        print("memory.ideal=true: what-if, transfers take no time (a lower bound)" if a.ideal_memory else
+              "real memory system: messages and operands move through HBM (the closed forms leave it out)")
         print(f"{'Y':>4} {'compute us':>12} {'comm us':>10} {'exposed us':>11} {'total us':>10}  bound")
         for y, compute, comm, exposed, total, _ in rows:
             print(f"{y:>4} {compute:>12.1f} {comm:>10.1f} {exposed:>11.1f} {total:>10.1f}  "

@@ -1,9 +1,9 @@
 #pragma once
 // The compiler: lowers a workload to a program for one chip configuration.
 // A layer's input is the previous layer's output, so layers run in order; the MXUs split each
-// layer's column folds. With memory.ideal every GEMM instance is one matmul per MXU on free
-// operands; otherwise the compiler tiles each GEMM to the scratchpads and emits DMA transfers
-// from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md).
+// layer's column folds. The compiler tiles each GEMM to the scratchpads and emits DMA transfers
+// from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md). The same
+// program serves both memory modes: memory.ideal only changes how its transfers are timed.
 #include <vector>
 
 #include "sim/config.hpp"

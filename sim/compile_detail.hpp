@@ -1,6 +1,6 @@
 #pragma once
-// Pieces shared by the compiler's two lowerings (compile.cpp: ideal memory; compile_tiled.cpp:
-// tiles moved by DMA through the scratchpads).
+// Pieces of the compiler (compile.cpp: the entry point; compile_tiled.cpp: the lowering,
+// tiles moved by DMA through the scratchpads; compile_collective.cpp: ICI collectives).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -99,7 +99,7 @@ void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit
   collectives_up_to(SIZE_MAX);
 }
 
-// Lowering with a real memory system (memory.ideal = false).
+// The lowering (both memory modes: memory.ideal only changes how the chip times it).
 Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip = 0);
 
 // The HBM the tiled lowering lays a workload out in (docs/memory.md, "HBM layout and footprint").

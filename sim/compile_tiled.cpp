@@ -79,8 +79,12 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
   // one column fold per MXU, in whole groups of P folds so every MXU gets the same share.
   t.n = std::min(g.n, std::max(C * P, acap / (t.m * 4) / (C * P) * (C * P)));
   t.k = g.k;
-  // ... but never below one fold per MXU, so every MXU has work in each tile.
-  const int64_t weight_cap = std::min(wcap, std::max(R * C * P * w, g.k * g.n * w / kMinWeightTiles));
+  // ... but never below one fold per MXU, so every MXU has work in each tile. A layer of fewer
+  // than kMinWeightTiles fold groups is not cut for this: its first load is short, and a cut
+  // would cost each tile the weight load the MXU otherwise overlaps with the fold before it.
+  const int64_t fold_group = R * C * P * w, weights = g.k * g.n * w;
+  const int64_t weight_cap =
+      std::min(wcap, weights < kMinWeightTiles * fold_group ? weights : std::max(fold_group, weights / kMinWeightTiles));
   while (t.k * t.n * w > weight_cap) {
     if (t.k > R) t.k = std::max(R, round_up(t.k / 2, R));
     else if (t.n > C) t.n = std::max(C, round_up(t.n / 2, C));
@@ -304,9 +308,14 @@ class Emitter {
   }
   uint64_t emitted(int s) const { return emitted_[s]; }
   void push(EngineKind kind, int index, Instruction i) {
+    // Streams: the MXUs, the DMA engines, the VPU (the ICI engine's, when a collective adds
+    // it, comes after them all).
+    const size_t dmas = config_.dma.engine.engines;
     const size_t base = kind == EngineKind::mxu   ? 0
                         : kind == EngineKind::dma ? static_cast<size_t>(config_.mxu.count)
-                                                  : p_.streams.size() - 1;
+                                                  : static_cast<size_t>(config_.mxu.count) + dmas;
+    if (kind != EngineKind::mxu && kind != EngineKind::dma && kind != EngineKind::vpu)
+      throw std::logic_error("compile: the tiled emitter has no stream for this engine");
     p_.streams[base + static_cast<size_t>(index)].instructions.push_back(std::move(i));
   }
 
@@ -326,7 +335,9 @@ struct Slots {
 // The shares of one matmul [m, k] x [k, n] (output columns from n0) over the MXUs: its column
 // folds split among them; a matmul one column fold wide would leave all MXUs but one idle, so
 // its rows (K) are split instead, the partial sums adding up in the accumulators.
-std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int64_t n, int64_t n0, DType dt) {
+// (m0, instance: the rows of the layer instance it computes, for views of the grid.)
+std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int64_t n, int64_t n0, DType dt,
+                                 int64_t m0, int64_t instance) {
   const ArrayShape array = c.mxu.shape();
   const Folds f = fold_count(array, {m, k, n});
   std::vector<MatmulOp> ops;
@@ -334,13 +345,13 @@ std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int6
     const int64_t parts = std::min<int64_t>(c.mxu.count, f.row_folds);
     for (int64_t i = 0; i < parts; ++i) {
       const auto [f0, f1] = fold_share(f.row_folds, parts, i);
-      ops.push_back({m, std::min(f1 * array.rows, k) - f0 * array.rows, n, n0, dt});
+      ops.push_back({m, std::min(f1 * array.rows, k) - f0 * array.rows, n, n0, dt, m0, instance});
     }
   } else {
     const int64_t busy = std::min<int64_t>(c.mxu.count, f.col_folds);
     for (int64_t i = 0; i < busy; ++i) {
       const auto [f0, f1] = fold_share(f.col_folds, busy, i);
-      ops.push_back({m, k, std::min(f1 * array.cols, n) - f0 * array.cols, n0 + f0 * array.cols, dt});
+      ops.push_back({m, k, std::min(f1 * array.cols, n) - f0 * array.cols, n0 + f0 * array.cols, dt, m0, instance});
     }
   }
   return ops;
@@ -605,7 +616,9 @@ class TiledCompiler {
   };
   struct ABlock {
     int copy = 0;
-    uint64_t base = 0;  // fills of the copy before this block
+    uint64_t base = 0;     // fills of the copy before this block
+    int64_t instance = 0;  // the layer instance and first row it holds
+    int64_t m0 = 0;
   };
 
   // The activation block [mt, K] from row m0 arrives in K slices matching the weight tiles, so
@@ -614,7 +627,7 @@ class TiledCompiler {
   ABlock load_a(const GemmTiles& at, int64_t r, int64_t m0, int64_t mt) {
     const uint64_t K = at.g.k, w = at.w();
     const int copy = static_cast<int>(a_uses_++ % copies_);
-    const ABlock a{copy, emit_.emitted(a_.full[copy])};
+    const ABlock a{copy, emit_.emitted(a_.full[copy]), r, m0};
     for (int64_t k0 = 0; k0 < at.g.k; k0 += at.t.k) {
       const int64_t kt = std::min(at.t.k, at.g.k - k0);
       Instruction load = load_rows(at.layer, w, mt, kt, at.hbm_a + (m0 * K + k0) * w, K, a_.offset[a.copy] + k0 * mt * w);
@@ -643,7 +656,7 @@ class TiledCompiler {
   void multiply(const GemmTiles& at, const ABlock& a, int64_t mt, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
                 int qc, SemWait weights_ready, int release, bool last_n) {
     const bool first_k = k0 == 0, last_k = k0 + kt >= at.g.k;
-    const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, at.dt);
+    const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, at.dt, a.m0, a.instance);
     for (size_t i = 0; i < shares.size(); ++i) {
       Instruction mm{shares[i], at.layer, {}, {}};
       mm.waits.push_back({a_.full[a.copy], a.base + static_cast<uint64_t>(k0 / at.t.k) + 1});
@@ -813,7 +826,7 @@ class TiledCompiler {
           const bool last_k = j + 1 == t.k_blocks, last_use_of_kv = !t.resident || (last_k && qb + 1 == t.q_blocks);
           // Scores of the block into the accumulators.
           const std::vector<SemWait> s_free = s.acquire(b), q_ready = q.ready(u), k_ready = k.ready(f);
-          const std::vector<MatmulOp> scores = mxu_shares(config_, mt, t.dk, kn, k0, dt);
+          const std::vector<MatmulOp> scores = mxu_shares(config_, mt, t.dk, kn, k0, dt, m0, r);
           for (size_t i = 0; i < scores.size(); ++i) {
             Instruction mm{scores[i], ls, s_free, {}};
             add(mm, q_ready);
@@ -847,7 +860,7 @@ class TiledCompiler {
           // Context: probabilities x values, accumulated over the key blocks.
           const std::vector<SemWait> p_ready = p.ready(b), v_ready = values.ready(f);
           const int probabilities = region(kVmem, p.offset(b), static_cast<uint64_t>(mt * kn) * w, p.full(b));
-          const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt);
+          const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt, m0, r);
           for (size_t i = 0; i < context.size(); ++i) {
             Instruction mm{context[i], lo, o_free, {}};
             mm.frees = probabilities;

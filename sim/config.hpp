@@ -33,7 +33,9 @@ struct MxuConfig {
 };
 
 struct MemoryConfig {
-  bool ideal = true;  // stall-free operand supply (SCALE-Sim's CALC mode)
+  // What-if: the same program (same tiles, same schedule) with HBM and DMA transfers taking no
+  // time and their bytes still counted, so a run is a lower bound on the real memory system's.
+  bool ideal = false;
 };
 
 // The scratchpads every chip has; ids are the DmaEndpoint spaces the compiler uses.

@@ -30,6 +30,8 @@ struct MatmulOp {
   int64_t n = 0;
   int64_t n_offset = 0;  // which output columns of the layer this share computes
   DType dtype = DType::bf16;
+  int64_t m_offset = 0;  // which rows of its layer instance (tiles of rows) it computes
+  int64_t instance = 0;  // which instance (repeat: head, slot) of its layer
 };
 
 // One message to another chip of the system, sent by this chip's ICI engine over the links

@@ -20,6 +20,7 @@ double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 
 struct LayerTimes {
   uint64_t first_start = std::numeric_limits<uint64_t>::max();
+  uint64_t first_compute = std::numeric_limits<uint64_t>::max();  // its first non-DMA instruction
   uint64_t last_end = 0;
   uint64_t busy = 0;      // summed over MXUs
   uint64_t stalled = 0;   // MXUs waiting for their operands, summed
@@ -34,6 +35,16 @@ struct LayerTimes {
     return m;
   }
 };
+
+// Where a layer's cycles start. Its loads that ran while the layer before it was still working
+// (prefetched weights) are hidden, not its time: the span starts when the layer before ended,
+// or at the layer's first compute instruction if that came earlier (a fused chain's entries
+// interleave), and never before its own first instruction.
+uint64_t span_start(const std::vector<LayerTimes>& times, size_t i) {
+  const LayerTimes& t = times[i];
+  if (i == 0) return t.first_start;
+  return std::max(t.first_start, std::min(times[i - 1].last_end, t.first_compute));
+}
 
 }  // namespace
 
@@ -55,6 +66,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
       t.last_end = std::max(t.last_end, rec.end);
       t.engine_busy[e.name] += rec.end - rec.start;
       const Operation& op = stream->instructions[rec.index].op;
+      if (!std::holds_alternative<DmaOp>(op)) t.first_compute = std::min(t.first_compute, rec.start);
       if (const auto* mm = std::get_if<MatmulOp>(&op)) {
         t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
         t.busy += rec.end - rec.start;
@@ -93,7 +105,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
     const LayerTimes& t = times[i];
-    const uint64_t span = t.last_end > t.first_start ? t.last_end - t.first_start : 0;
+    const uint64_t span = t.last_end > t.first_start ? t.last_end - span_start(times, i) : 0;
     const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, l.kind, l.m, l.k, l.n, dtype_name(l.dtype));
     const auto [it, added] = row_of.emplace(key, rows.size());
     if (added) {

@@ -31,7 +31,8 @@ int engine_count(const ChipConfig& config, EngineKind kind, bool networked) {
 
 Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const Program& program,
            GridObserver* observer, IciFabric* fabric, int index)
-    : sc_module(name), semaphores_(program.semaphores.size()), hbm_(config.hbm, config.clock_mhz) {
+    : sc_module(name), semaphores_(program.semaphores.size()),
+      hbm_(config.hbm, config.clock_mhz, config.memory.ideal ? HbmTiming::ideal : HbmTiming::modelled) {
   const bool networked = fabric != nullptr;
   for (const auto& s : program.streams)
     if (s.engine.index < 0 || s.engine.index >= engine_count(config, s.engine.kind, networked))
@@ -55,7 +56,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
     auto mxu = std::make_unique<MxuEngine>(engine_name(EngineKind::mxu, i).c_str(), i,
                                            stream_for(program, {EngineKind::mxu, i}), semaphores_,
                                            std::move(core), config.mxu.seed);
-    if (!config.memory.ideal) mxu->attach_scratchpads(pads, config.mxu.shape());
+    mxu->attach_scratchpads(pads, config.mxu.shape());
     mxus_.push_back(mxu.get());
     owned_.push_back(std::move(mxu));
   }
@@ -74,7 +75,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
   }
   auto vpu = std::make_unique<VpuEngine>("vpu0", EngineId{EngineKind::vpu, 0},
                                          stream_for(program, {EngineKind::vpu, 0}), semaphores_, config.vpu);
-  if (!config.memory.ideal) vpu->attach_vmem(pads[kVmem]);
+  vpu->attach_vmem(pads[kVmem]);
   for (size_t j = 0; j < vpu->stream().size(); ++j)
     if (const VpuOp* op = std::get_if<VpuOp>(&vpu->stream()[j].op))
       if (auto problem = vpu->check(*op))

@@ -1,8 +1,8 @@
 #pragma once
 // One chip: the semaphores its engines synchronise through, one engine per hardware unit fed
 // its instruction stream from the program, and the memories they share: HBM (behind every DMA
-// engine) and the scratchpads (vmem, weights, accumulators). With memory.ideal the memories
-// still exist but no instruction touches them. A chip of a multi-chip system also has an ICI
+// engine) and the scratchpads (vmem, weights, accumulators). With memory.ideal the HBM is timed
+// HbmTiming::ideal: transfers take no time but every byte is still counted. A chip of a multi-chip system also has an ICI
 // engine, which sends to the other chips through the system's shared fabric.
 #include <systemc>
 

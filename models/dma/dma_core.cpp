@@ -75,7 +75,9 @@ void DmaCore::start(const DmaDescriptor& d, uint64_t now_ps) {
   legs_[1] = Leg{};
   legs_left_ = 0;
   const bool empty = d.total_bytes() == 0;
-  if (!empty) {
+  const bool untimed = hbm_.timing() == HbmTiming::ideal;
+  if (untimed) count_untimed(d);
+  if (!empty && !untimed) {
     if (d.src.is_hbm()) legs_[0] = Leg{RunCursor(d, d.src), 0, 0, false, true, true};
     if (d.dst.is_hbm()) legs_[1] = Leg{RunCursor(d, d.dst), 0, 0, true, true, true};
     if (!d.src.is_hbm() && !d.dst.is_hbm())  // SRAM -> SRAM: pieces of the source runs
@@ -86,6 +88,26 @@ void DmaCore::start(const DmaDescriptor& d, uint64_t now_ps) {
   counted_ = false;
   ++stats_.descriptors;
   stats_.bytes += d.total_bytes();
+}
+
+// memory.ideal: the descriptor's bytes counted on every side it touches, as the requests would
+// count them, and no time taken.
+void DmaCore::count_untimed(const DmaDescriptor& d) {
+  const uint64_t bytes = d.total_bytes();
+  if (d.src.is_hbm()) {
+    hbm_.count_untimed(bytes, false);
+    stats_.hbm_bytes_read += bytes;
+  } else {
+    src_sram_->count_read(bytes);
+    stats_.sram_bytes_read += bytes;
+  }
+  if (d.dst.is_hbm()) {
+    hbm_.count_untimed(bytes, true);
+    stats_.hbm_bytes_written += bytes;
+  } else {
+    dst_sram_->count_write(bytes);
+    stats_.sram_bytes_written += bytes;
+  }
 }
 
 uint64_t DmaCore::next_issue_ps() const {

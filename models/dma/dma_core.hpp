@@ -11,6 +11,8 @@
 // ahead of the kernel's time and then yields; other engines then book their requests for the
 // same stretch of time and the shared data buses interleave them. docs/memory.md derives the
 // error bound. Time is SystemC ps (1000 per core cycle).
+// On an HBM timed HbmTiming::ideal (memory.ideal) a descriptor completes when it starts and only
+// its bytes are counted, on the HBM, the scratchpads and the engine's stats alike.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -87,6 +89,7 @@ class DmaCore {
     bool hbm = true;      // false: SRAM -> SRAM, no HBM side
     bool active = false;
   };
+  void count_untimed(const DmaDescriptor& d);  // HbmTiming::ideal: bytes only
   void issue_one();
   void stream(Leg& leg, uint64_t horizon_ps);  // issue_until's fast path: one HBM leg left
   template <bool kBook>

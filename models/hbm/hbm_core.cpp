@@ -24,8 +24,8 @@ HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0)
   // (v >= 2^32: magic 0 gives quotient 0, exact for numerators below 2^32)
 }
 
-HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz)
-    : config_(checked(config)), ps_per_ns_(core_clock_mhz) {
+HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timing)
+    : config_(checked(config)), timing_mode_(timing), ps_per_ns_(core_clock_mhz) {
   if (!(core_clock_mhz > 0)) throw std::invalid_argument("hbm: core clock must be > 0 MHz");
   t_rcd_ = ns_to_ps(config_.t_rcd_ns);
   t_rp_ = ns_to_ps(config_.t_rp_ns);
@@ -157,11 +157,21 @@ uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& row
   return t;
 }
 
+void HbmCore::count_untimed(uint64_t bytes, bool write) {
+  if (bytes == 0) return;
+  ++stats_.requests;
+  (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
+}
+
 uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
   if (bytes == 0) return now_ps;
   if (addr >= config_.capacity_bytes || bytes > config_.capacity_bytes - addr)
     throw std::out_of_range(fmt::format("hbm: access [{:#x}, {:#x}) is past the capacity of {} B",
                                         addr, addr + bytes, config_.capacity_bytes));
+  if (timing_mode_ == HbmTiming::ideal) {
+    count_untimed(bytes, write);
+    return now_ps;
+  }
   const uint64_t end = addr + bytes;
   uint64_t done = now_ps;
   if (piece_bytes_ != 0) {  // the pieces through a Stream: shifts, counters in registers

@@ -22,6 +22,11 @@
 
 namespace systolic {
 
+// How the HBM is timed. `ideal` is memory.ideal's what-if: every access completes when it is
+// issued (no bank, bus or refresh time) and only its bytes are counted, so energy still follows
+// the bytes a program moves while time can only get shorter than with the modelled HBM.
+enum class HbmTiming { modelled, ideal };
+
 struct HbmStats {
   uint64_t bytes_read = 0;     // bytes the requests asked for (not rounded to bursts)
   uint64_t bytes_written = 0;
@@ -60,7 +65,8 @@ class HbmCore {
   class Stream;
 
   // Throws std::invalid_argument with HbmConfigIssue::message() for an invalid config.
-  explicit HbmCore(const HbmConfig& config, double core_clock_mhz = 1000.0);
+  explicit HbmCore(const HbmConfig& config, double core_clock_mhz = 1000.0,
+                   HbmTiming timing = HbmTiming::modelled);
   HbmCore(const HbmCore&) = delete;  // timing_ points into the core's own state
   HbmCore& operator=(const HbmCore&) = delete;
 
@@ -73,6 +79,9 @@ class HbmCore {
   void record_channel_activity();
 
   HbmLocation locate(uint64_t addr) const;
+  HbmTiming timing() const { return timing_mode_; }
+  // Counts a transfer of `bytes` without timing it (HbmTiming::ideal): as access() there.
+  void count_untimed(uint64_t bytes, bool write);
   const HbmConfig& config() const { return config_; }
   const HbmStats& stats() const { return stats_; }
   double ps_per_ns() const { return ps_per_ns_; }  // SystemC ps per real ns (= core MHz)
@@ -157,6 +166,7 @@ class HbmCore {
   void refresh(uint64_t pc, uint64_t now);
 
   HbmConfig config_;
+  HbmTiming timing_mode_;
   double ps_per_ns_;
   uint64_t t_rcd_, t_rp_, t_cl_, t_ras_, t_rrd_, t_faw_, t_refi_, t_rfc_;
   bool refresh_on_;
@@ -196,7 +206,7 @@ class HbmCore::Stream {
     const uint64_t last = addr + bytes - 1;
     // book() takes it when it lies in one piece (addr and last agree above the piece, so last
     // did not wrap) inside the capacity.
-    if (hbm_.piece_bytes_ != 0 && bytes != 0 && ((addr ^ last) & ~(hbm_.piece_bytes_ - 1)) == 0 &&
+    if (hbm_.timing_mode_ == HbmTiming::modelled && hbm_.piece_bytes_ != 0 && bytes != 0 && ((addr ^ last) & ~(hbm_.piece_bytes_ - 1)) == 0 &&
         last < hbm_.config_.capacity_bytes)
       return book(addr, bytes, now_ps);
     return hbm_.access(addr, bytes, write_, now_ps);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/common/clock.hpp"
 
@@ -41,7 +42,7 @@ std::optional<std::string> IciEngine::check(const IciOp& op) const {
 
 void IciEngine::execute(const Instruction& instruction) {
   const auto* op = std::get_if<IciOp>(&instruction.op);
-  if (!op) return;
+  if (!op) throw std::logic_error(std::string(basename()) + ": an ICI engine only executes send instructions");
   IciNetwork& net = fabric_.network;
   const uint64_t chunk = net.config().chunk_bytes;
   struct Flow {

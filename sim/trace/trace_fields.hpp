@@ -39,6 +39,8 @@ void fields(MatmulOp& op, Visitor& v) {
   v.integer("k", op.k, 1);
   v.integer("n", op.n, 1);
   v.integer("n0", op.n_offset, 0);
+  v.optional_integer("m0", op.m_offset);  // written when not 0
+  v.optional_integer("inst", op.instance);
   v.dtype("dtype", op.dtype);
 }
 

@@ -121,6 +121,10 @@ struct FieldReader {
   std::vector<std::string> keys;
   template <class T>
   void integer(const char* key, T& v, int64_t min) { keys.push_back(key), v = static_cast<T>(f.integer(key, min)); }
+  void optional_integer(const char* key, int64_t& v) {
+    keys.push_back(key);
+    v = f.has(key) ? f.integer(key, 0) : 0;
+  }
   void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
   void vector_kind(const char* key, VectorKind& k) {
     keys.push_back(key);

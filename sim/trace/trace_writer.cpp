@@ -11,6 +11,9 @@ struct FieldWriter {
   std::string out;
   template <class T>
   void integer(const char* key, T v, int64_t) { out += fmt::format(" {}={}", key, v); }
+  void optional_integer(const char* key, int64_t v) {
+    if (v != 0) integer(key, v, 0);
+  }
   void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
   void vector_kind(const char* key, VectorKind k) { out += fmt::format(" {}={}", key, vector_kind_name(k)); }
   void endpoint(const char* key, const DmaEndpoint& e) {

@@ -134,25 +134,13 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
         "size); pick a range with --cycles, e.g. --cycles {}:{}",
         last - first, shape.rows, shape.cols, max_cycles, first, first + max_cycles));
 
-  // Which instance of its layer each instruction of the stream is, and, with pad tokens, the
-  // pad rows of those in the window.
+  // With pad tokens, the pad rows of the instructions in the window: the rows of A a matmul
+  // holds are rows [m_offset, m_offset + m) of instance `instance` of its layer.
   const Stream* stream = nullptr;
   for (const auto& s : program.streams)
     if (s.engine == EngineId{EngineKind::mxu, request.mxu}) stream = &s;
-  std::vector<int64_t> instance;
-  {
-    std::map<int, int64_t> seen;
-    if (stream)
-      for (const auto& instr : stream->instructions) instance.push_back(seen[instr.layer]++);
-  }
   std::map<int, std::vector<uint8_t>> pad_rows;
   if (request.pad_tokens) {
-    for (const auto& s : program.streams)
-      for (const auto& instr : s.instructions)
-        if (std::holds_alternative<DmaOp>(instr.op))
-          throw InputError(
-              "viz: pad tokens are shown with memory.ideal = true only: with tiles moved by DMA "
-              "(memory.ideal = false) a matmul does not say which rows of its layer it holds");
     bool any = false;
     for (const auto& layer : program.layers)
       any = any || !pad_token_rows(*request.pad_tokens, layer, 0).empty();
@@ -165,8 +153,11 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
     for (const auto& rec : mxu->records)
       if (rec.end > first && rec.start < last && rec.layer >= 0) {
         const LayerInfo& layer = program.layers.at(static_cast<size_t>(rec.layer));
-        auto rows = pad_token_rows(*request.pad_tokens, layer, instance.at(static_cast<size_t>(rec.index)));
-        if (!rows.empty()) pad_rows.emplace(rec.index, std::move(rows));
+        const auto& op = std::get<MatmulOp>(stream->instructions.at(static_cast<size_t>(rec.index)).op);
+        const auto rows = pad_token_rows(*request.pad_tokens, layer, op.instance);
+        if (rows.empty()) continue;
+        const auto begin = rows.begin() + std::min<int64_t>(op.m_offset, static_cast<int64_t>(rows.size()));
+        pad_rows.emplace(rec.index, std::vector<uint8_t>(begin, begin + std::min<int64_t>(op.m, rows.end() - begin)));
       }
   }
 
@@ -208,7 +199,7 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
       gi.folds = fold_count(shape, {gi.op.m, gi.op.k, gi.op.n});
       gi.start = rec.start;
       gi.end = rec.end;
-      gi.instance = instance.at(static_cast<size_t>(tag));
+      gi.instance = gi.op.instance;
       if (const auto pr = pad_rows.find(tag); pr != pad_rows.end()) gi.pad_rows = pr->second;
       it = slot.emplace(tag, static_cast<int>(view.instructions.size())).first;
       view.instructions.push_back(std::move(gi));

@@ -27,8 +27,8 @@ struct VizRequest {
   std::optional<uint64_t> last;
   int mxu = 0;                    // which MXU's grid
   // Pad tokens of the prefill bucket instance the program runs (sim/viz/pad_tokens.hpp): the
-  // rows of A that are padding are flagged as they pass through the grid. Needs memory.ideal
-  // (one matmul per layer instance and MXU, holding all its rows).
+  // rows of A that are padding are flagged as they pass through the grid (each matmul says
+  // which rows of which layer instance it holds: MatmulOp::m_offset, instance).
   std::optional<PadTokens> pad_tokens;
 };
 
@@ -43,7 +43,7 @@ struct GridViewInstruction {
   MatmulOp op;
   Folds folds;
   uint64_t start = 0, end = 0;  // run cycles: [start, end)
-  int64_t instance = 0;         // which instance of its layer (its matmuls on this MXU, in order)
+  int64_t instance = 0;         // which instance of its layer (MatmulOp::instance)
   std::vector<uint8_t> pad_rows;  // with pad tokens: per row of A, 1 for a pad token
 };
 
@@ -67,8 +67,8 @@ constexpr int64_t kVizMaxSide = 32;               // largest array the page show
 constexpr uint64_t kVizMaxPeCycles = 1ull << 19;  // window cycles x PEs (keeps pages < ~10 MB)
 
 // Throws InputError for arrays over kVizMaxSide, an unknown layer or MXU, an empty window or
-// one over kVizMaxPeCycles (with a --cycles hint), and pad tokens for a program with DMA
-// (memory.ideal = false) or with no layer whose rows are the bucket's tokens.
+// one over kVizMaxPeCycles (with a --cycles hint), and pad tokens for a program with no layer
+// whose rows are the bucket's tokens.
 GridView capture_grid_view(const ChipConfig& config, const std::string& workload_name,
                            const Program& program, const VizRequest& request);
 

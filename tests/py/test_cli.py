@@ -31,14 +31,19 @@ def test_version_and_help(systolic_bin):
 def test_run_prints_summary_and_writes_report(systolic_bin, gemms, tmp_path):
     proc = run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / "out")
     assert "total" in proc.stdout
-    report = run_report("-c", TINY, "-w", gemms, outdir=tmp_path / "out2")
+    report = run_report("-c", TINY, "-w", gemms, "--set", "memory.ideal=true", outdir=tmp_path / "out2")
     assert report["schema_version"] == 1
-    # 4x4 tpu convention, worked by hand in docs/mxu.md:
+    # Ideal memory (transfers take no time): the MXU's cycles, 4x4 tpu convention, worked by
+    # hand in docs/mxu.md:
     # a: F=2 -> 4 + max(6,4) + (6+4+4-2) = 22; b: F=3 -> 4 + 2*4 + (2+4+4-2) = 20, twice.
     assert [l["cycles"] for l in report["layers"]] == [22, 40]
     assert report["totals"]["cycles"] == 62
     assert report["totals"]["macs"] == 6 * 8 * 4 + 2 * 2 * 3 * 9
     assert report["totals"]["utilization"] == pytest.approx(300 / (16 * 62))
+    # The preset's real memory system (DDR3) times the same program: never faster.
+    real = run_report("-c", TINY, "-w", gemms, outdir=tmp_path / "out3")
+    assert real["totals"]["cycles"] > 62
+    assert real["totals"]["hbm_bytes_read"] == report["totals"]["hbm_bytes_read"] > 0
 
 
 def test_same_inputs_same_bytes(systolic_bin, gemms, tmp_path):

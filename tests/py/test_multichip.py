@@ -201,13 +201,18 @@ def test_tp8_collective_times_match_the_torus_formula(systolic_bin, tmp_path):
     # One layer: each collective runs once. On the 2x4 torus an all-gather of S (each chip
     # contributing S/8) goes along y (4 chips, 3 steps of S/16 each way) then x (one step of
     # S/4 each way); a reduce-scatter retraces it, plus its VPU additions.
+    # The formula times the links alone: ideal memory. With the real memory system every message
+    # is also read from one HBM and written to another, never faster.
     model = model_with(tmp_path, "llama2-70b.yaml", layers=1)
-    r = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, outdir=tmp_path / "o")
+    r = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, "--set", "memory.ideal=true",
+                   outdir=tmp_path / "o")
+    real = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, outdir=tmp_path / "r")
     cfg = yaml.safe_load(V5E.read_text())
     gbps, lat = cfg["ici"]["link_gbps"], cfg["ici"]["link_latency_ns"]
-    for c in r["collectives"]:
+    for c, c_real in zip(r["collectives"], real["collectives"]):
         formula = cycles_of(torus_2x4_all_reduce_seconds(c["bytes"], gbps, lat) / 2, cfg)
         assert formula <= c["cycles"] <= 1.05 * formula, c
+        assert c_real["name"] == c["name"] and c_real["cycles"] >= c["cycles"]
 
 
 def test_exposed_communication_grows_with_the_layers(systolic_bin, tmp_path):
@@ -335,16 +340,25 @@ def test_system_timeline_has_a_process_per_chip_and_spans_the_run(systolic_bin, 
 
 def test_tp_crossover_script_turns_communication_bound_between_8_and_16(systolic_bin):
     # scripts/tp_crossover.sh builds first; the .py is the part that runs the simulator.
-    proc = subprocess.run(["/usr/bin/python3", REPO / "scripts" / "tp_crossover.py", "--systolic", SYSTOLIC],
-                          capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
-    assert proc.returncode == 0, proc.stderr
-    rows = {}
-    for line in proc.stdout.splitlines():
-        m = re.fullmatch(r"\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(compute|communication)", line)
-        if m:
-            rows[int(m[1])] = (*map(float, m.group(2, 3, 4, 5)), m[6])
-    assert sorted(rows) == [1, 2, 4, 8, 16, 32]
+    # With ideal memory the closed forms hold; the real memory system is never faster.
+    def table(*extra):
+        proc = subprocess.run(["/usr/bin/python3", REPO / "scripts" / "tp_crossover.py", "--systolic", SYSTOLIC, *extra],
+                              capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
+        assert proc.returncode == 0, proc.stderr
+        rows = {}
+        for line in proc.stdout.splitlines():
+            m = re.fullmatch(r"\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(compute|communication)", line)
+            if m:
+                rows[int(m[1])] = (*map(float, m.group(2, 3, 4, 5)), m[6])
+        assert sorted(rows) == [1, 2, 4, 8, 16, 32]
+        return proc, rows
+    proc, rows = table("--ideal-memory")
+    assert "what-if" in proc.stdout
+    real_proc, real = table()
+    for y in rows:
+        assert real[y][0] >= rows[y][0] and real[y][1] >= rows[y][1] and real[y][3] >= rows[y][3]
+    assert real[8][4] == "compute" and real[16][4] == "communication"
 
     # The script's defaults (Llama-2-70B's MLP, B = 2048 tokens) on tpu-v5e-8's chip and links.
     cfg = yaml.safe_load(V5E.read_text())
@@ -370,7 +384,8 @@ def test_tp_crossover_script_turns_communication_bound_between_8_and_16(systolic
         return 2 * (y - 1) * (B * Dm * 2 / y / 2 / link * 1e6 + lat)
 
     for y, (compute, comm, exposed, total, bound) in rows.items():
-        assert compute == pytest.approx(compute_us(y), rel=0.01), y
+        # The compiled weight and row tiles each fill and drain the array: a little over.
+        assert compute_us(y) <= compute <= 1.10 * compute_us(y), y
         assert comm_us(y) - 0.1 <= comm <= 1.05 * comm_us(y), y
         assert 0 <= exposed <= comm
         assert total == pytest.approx(compute + exposed, abs=0.2)

@@ -78,7 +78,7 @@ TEST_CASE("the resolved config lists every key, nested by section", "[config]") 
   const auto j = config_to_json(load_config(kConfigs + "tpu-v4i.yaml"));
   CHECK(j["mxu"]["rows"] == 128);
   CHECK(j["mxu"]["convention"] == "tpu");
-  CHECK(j["memory"]["ideal"] == true);
+  CHECK(j["memory"]["ideal"] == false);
   CHECK(j["clock_mhz"] == 1050.0);
 }
 

@@ -16,10 +16,12 @@ using namespace systolic;
 
 namespace {
 
-// 1000 MHz, so a cycle is a ns; 100 GB/s links are 100 B per cycle.
+// 1000 MHz, so a cycle is a ns; 100 GB/s links are 100 B per cycle. Ideal memory: the closed
+// forms time the links alone (the real-memory test below sets it back).
 ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, CollectiveAlgorithm algo,
                          double latency_ns = 1000) {
   ChipConfig c = testing::tiny_chip(1, MxuModel::fast);
+  c.memory.ideal = true;
   c.ici.topology = topo;
   c.ici.dims = std::move(dims);
   c.ici.link_gbps = 100;

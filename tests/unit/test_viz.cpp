@@ -32,8 +32,11 @@ struct AllCycles : GridObserver {
   }
 };
 
+// Ideal memory: the program's transfers take no time, so the grid's cycles are the worked ones.
 ChipConfig tiny(int64_t count = 1, int64_t side = 4) {
-  return testing::tiny_chip(count, MxuModel::exact, Convention::tpu, side);
+  ChipConfig c = testing::tiny_chip(count, MxuModel::exact, Convention::tpu, side);
+  c.memory.ideal = true;
+  return c;
 }
 
 std::vector<uint8_t> unbase64(const std::string& s) {
@@ -375,11 +378,23 @@ TEST_CASE("viz flags the pad tokens of a prefill bucket in the exact model's rec
     CHECK(data["tokens"]["pad"] == 4);
   }
 
+  SECTION("with the real memory system and row tiles, each matmul flags its own rows") {
+    auto real = cfg;
+    real.memory.ideal = false;
+    real.sram.vmem.capacity_bytes = 2 * 4 * 8;  // ping and pong of 4 rows of K = d_model = 8 int8
+    real.sram.vmem.banks = 4;
+    q.layer = "layer.qkv_proj";
+    const std::vector<uint8_t> all{0, 0, 0, 1, 0, 1, 1, 1};
+    const GridView v = capture_grid_view(real, "t", compile(real, load_workload(model, {"2x4", "prefill"})), q);
+    bool tiled_rows = false;
+    for (const auto& gi : v.instructions) {
+      tiled_rows = tiled_rows || gi.op.m < 8;
+      CHECK(gi.pad_rows == std::vector<uint8_t>(all.begin() + gi.op.m_offset, all.begin() + gi.op.m_offset + gi.op.m));
+    }
+    CHECK(tiled_rows);
+  }
+
   SECTION("refusals") {
-    auto dma = cfg;
-    dma.memory.ideal = false;
-    CHECK_THROWS_WITH(capture_grid_view(dma, "t", compile(dma, load_workload(model, {"2x4", "prefill"})), q),
-                      Catch::Contains("memory.ideal = true"));
     q.layer = "";
     const Program gemms = compile(cfg, testing::gemm_workload({{"g", 5, 4, 4, {}, 1, "t:1"}}));
     CHECK_THROWS_WITH(capture_grid_view(cfg, "t", gemms, q), Catch::Contains("no layer of the program"));
