@@ -84,16 +84,32 @@ TPU_V1_APPS = [
 ]
 
 
-def gemm_list_intensity(path):
-    """(MACs, weight bytes) of a GEMM list: every instance's B operand is read once."""
-    macs = weight_bytes = 0
+def gemm_list_layers(path):
+    """(MACs, weight bytes) of every GEMM entry of a GEMM list, each instance's B read once."""
+    layers = []
     for g in yaml.safe_load(Path(path).read_text())["gemms"]:
-        if "m" not in g:
-            continue  # a vector op
-        r = g.get("repeat", 1)
-        macs += g["m"] * g["k"] * g["n"] * r
-        weight_bytes += g["k"] * g["n"] * r * DTYPE_BYTES[g["dtype"]]
-    return macs, weight_bytes
+        if "m" in g:  # not a vector op
+            r = g.get("repeat", 1)
+            layers.append((g["m"] * g["k"] * g["n"] * r, g["k"] * g["n"] * r * DTYPE_BYTES[g["dtype"]]))
+    return layers
+
+
+def gemm_list_intensity(path):
+    """(MACs, weight bytes) of a whole GEMM list."""
+    layers = gemm_list_layers(path)
+    return sum(m for m, _ in layers), sum(b for _, b in layers)
+
+
+def layer_roofline_seconds(layers, peak_macs, peak_bytes):
+    """Each layer at its own roofline, one after another: tighter than the whole app's when it
+    mixes memory-bound and compute-bound layers (CNN1's FC and conv layers)."""
+    return sum(max(m / peak_macs, b / peak_bytes) for m, b in layers)
+
+
+def mxu_bound_ops(report):
+    """2 x MACs over the busiest MXU's busy cycles: the rate if it had never waited for memory."""
+    busy = max(e["busy_cycles"] for e in report["engines"] if e["name"].startswith("mxu"))
+    return 2 * report["totals"]["macs"] / (busy / (report["config"]["clock_mhz"] * 1e6))
 
 
 @dataclass
@@ -106,6 +122,8 @@ class AppRow:
     ops_per_weight_byte: float
     ridge: float
     roofline_tops: float
+    layer_roofline_tops: float  # every layer at its own roofline
+    mxu_bound_tops: float       # if the MXU had never waited for memory
     bound: str
     band: tuple
     seconds: float
@@ -125,14 +143,16 @@ def tpu_v1_rows():
         macs, weight_bytes = gemm_list_intensity(path)
         assert report["totals"]["macs"] == macs, f"{app.name}: report MACs differ from the file's"
         intensity = macs / weight_bytes
-        ridge = peak_macs_per_s(report) / peak_bytes_per_s(report)
-        roof = 2 * min(peak_macs_per_s(report), intensity * peak_bytes_per_s(report))
+        peak_macs, peak_bytes = peak_macs_per_s(report), peak_bytes_per_s(report)
+        ridge = peak_macs / peak_bytes
+        roof = 2 * min(peak_macs, intensity * peak_bytes)
+        layer_roof = 2 * macs / layer_roofline_seconds(gemm_list_layers(path), peak_macs, peak_bytes)
         seconds = report["totals"]["seconds"]
         moved = report["totals"]["hbm_bytes_read"] + report["totals"]["hbm_bytes_written"]
         sim = 2 * macs / seconds
         rows.append(AppRow(app.name, app.measured_tops, sim / 1e12, sim / 1e12 / app.measured_tops,
-                           weight_bytes / 1e6, intensity, ridge, roof / 1e12,
-                           "memory" if intensity < ridge else "compute", app.band, seconds,
+                           weight_bytes / 1e6, intensity, ridge, roof / 1e12, layer_roof / 1e12,
+                           mxu_bound_ops(report) / 1e12, "memory" if intensity < ridge else "compute", app.band, seconds,
                            moved / weight_bytes, moved / seconds / 1e9))
     return rows
 
@@ -297,12 +317,13 @@ def serving_rows():
 # ---------------------------------------------------------------------------------------------
 
 def print_tpu_v1(rows):
-    print("| app | measured TOPS | simulated TOPS | ratio | MACs / weight byte | ridge | roofline TOPS | side "
-          "| DRAM bytes / weight bytes | sustained GB/s | band |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| app | measured TOPS | simulated TOPS | ratio | MACs / weight byte | ridge | roofline TOPS "
+          "| layer roofline TOPS | MXU-bound TOPS | side | DRAM bytes / weight bytes | sustained GB/s | band |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r.app} | {r.measured_tops:.1f} | {r.simulated_tops:.1f} | {r.ratio:.2f} | "
-              f"{r.ops_per_weight_byte:.0f} | {r.ridge:.0f} | {r.roofline_tops:.1f} | {r.bound} | "
+              f"{r.ops_per_weight_byte:.0f} | {r.ridge:.0f} | {r.roofline_tops:.1f} | {r.layer_roofline_tops:.1f} | "
+              f"{r.mxu_bound_tops:.1f} | {r.bound} | "
               f"{r.moved_over_weights:.2f} | {r.sustained_gbps:.1f} | "
               f"{r.band[0]}-{r.band[1]}{'' if r.in_band() else ' OUT'} |")
 
