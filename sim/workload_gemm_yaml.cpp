@@ -2,6 +2,7 @@
 //   name: my_model            # optional label (Workload::name is the file stem)
 //   gemms:
 //     - {name: qkv, m: 1024, k: 768, n: 2304, dtype: bf16, repeat: 1}
+//     - {name: act, vector: relu, rows: 1024, cols: 2304}   # VPU work on the result above
 // Every problem is an InputError "path:line: ..." naming the key and what was expected.
 #include <algorithm>
 #include <set>
@@ -22,6 +23,7 @@ namespace {
 const std::vector<std::string> kTopKeys{"name", "gemms"};
 const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "repeat"};
 const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype"};
+const std::vector<std::string> kVectorKeys{"name", "vector", "rows", "cols", "dtype", "repeat"};
 
 class Reader {
  public:
@@ -63,13 +65,18 @@ class Reader {
       if (g.IsMap() && g["collective"]) {
         CollectiveWork c = read_collective(g);
         c.after_gemms = w.gemms.size();
+        c.after_vectors = w.vectors.size();
         w.collectives.push_back(std::move(c));
+      } else if (g.IsMap() && g["vector"]) {
+        VectorWork v = read_vector(g);
+        v.after_gemms = w.gemms.size();
+        w.vectors.push_back(std::move(v));
       } else {
         w.gemms.push_back(read_gemm(g));
       }
     }
-    if (w.gemms.empty() && w.collectives.empty())
-      fail(path_, gemms_line_, "key 'gemms': expected at least one GEMM or collective");
+    if (w.gemms.empty() && w.collectives.empty() && w.vectors.empty())
+      fail(path_, gemms_line_, "key 'gemms': expected at least one GEMM, vector op or collective");
     return w;
   }
 
@@ -84,6 +91,28 @@ class Reader {
                        choices));
     }
     if (!seen.insert(key).second) fail(path_, line, fmt::format("duplicate key '{}'{}", key, where));
+  }
+
+  // Calls read(key, line, value) for every key of the list entry `g` (at `line`), after
+  // rejecting unknown and duplicate keys; then fails on the first of `required` it lacks.
+  // `what` names the entry in messages ("GEMM", "vector", "collective").
+  template <typename Read>
+  void read_entry(const YAML::Node& g, int64_t line, const char* what, const std::vector<std::string>& allowed,
+                  const std::vector<std::string>& required, const std::string& name, Read&& read) {
+    std::set<std::string> seen;
+    const std::string where = fmt::format(" in a {} entry", what);
+    for (const auto& entry : g) {
+      const std::string key = entry.first.as<std::string>();
+      const int64_t kline = yaml_line(entry.first, line);
+      check_key(key, kline, allowed, seen, where);
+      read(key, kline, entry.second);
+    }
+    std::string list;
+    for (const auto& r : required) list += (list.empty() ? "" : ", ") + r;
+    for (const auto& r : required)
+      if (!seen.count(r))
+        fail(path_, line, fmt::format("{} entry{}: missing key '{}' (required: {})", what,
+                                      name.empty() ? "" : " '" + name + "'", r, list));
   }
 
   std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
@@ -126,44 +155,80 @@ class Reader {
     const int64_t line = yaml_line(g, gemms_line_);
     CollectiveWork out;
     out.source = source_of(path_, line);
-    std::set<std::string> seen;
-    for (const auto& entry : g) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t kline = yaml_line(entry.first, line);
-      check_key(key, kline, kCollectiveKeys, seen, " in a collective entry");
-      const YAML::Node& v = entry.second;
+    read_entry(g, line, "collective", kCollectiveKeys, {"name", "collective", "bytes"}, out.name,
+               [&](const std::string& key, int64_t kline, const YAML::Node& v) {
       if (key == "name") {
         out.name = string_value(v, kline, "name");
       } else if (key == "collective") {
-        const std::string name = v.IsScalar() ? v.Scalar() : "";
-        const auto kind = parse_collective_kind(name);
-        const std::vector<std::string> names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
-        if (!kind)
-          fail(path_, yaml_line(v, kline),
-               fmt::format("key 'collective': expected one of all_gather, reduce_scatter, all_reduce, "
-                           "all_to_all, got {}{}",
-                           describe_yaml(v), did_you_mean(name, names)));
-        out.kind = *kind;
+        out.kind = collective_kind_value(v, kline);
       } else if (key == "bytes") {
-        const int64_t at = yaml_line(v, kline);
-        const std::string what = "a size in bytes > 0, e.g. 67108864 or 64 MiB";
-        if (!v.IsScalar()) fail(path_, at, fmt::format("key 'bytes': expected {}, got {}", what, describe_yaml(v)));
-        try {
-          out.bytes = config_values::parse_bytes(v.Scalar(), what);
-        } catch (const std::invalid_argument& e) {
-          fail(path_, at, fmt::format("key 'bytes': {}", e.what()));
-        }
-        if (out.bytes == 0) fail(path_, at, fmt::format("key 'bytes': expected {}, got '{}'", what, v.Scalar()));
+        out.bytes = bytes_value(v, kline);
       } else {  // dtype
         out.dtype = dtype_value(v, kline);
       }
-    }
-    for (const char* required : {"name", "bytes"})
-      if (!seen.count(required))
-        fail(path_, line,
-             fmt::format("collective entry{}: missing key '{}' (required: name, collective, bytes)",
-                         out.name.empty() ? "" : " '" + out.name + "'", required));
+    });
     return out;
+  }
+
+  CollectiveKind collective_kind_value(const YAML::Node& v, int64_t kline) {
+    const std::string name = v.IsScalar() ? v.Scalar() : "";
+    const auto kind = parse_collective_kind(name);
+    const std::vector<std::string> names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+    if (!kind)
+      fail(path_, yaml_line(v, kline),
+           fmt::format("key 'collective': expected one of all_gather, reduce_scatter, all_reduce, "
+                       "all_to_all, got {}{}",
+                       describe_yaml(v), did_you_mean(name, names)));
+    return *kind;
+  }
+
+  uint64_t bytes_value(const YAML::Node& v, int64_t kline) {
+    const int64_t at = yaml_line(v, kline);
+    const std::string what = "a size in bytes > 0, e.g. 67108864 or 64 MiB";
+    if (!v.IsScalar()) fail(path_, at, fmt::format("key 'bytes': expected {}, got {}", what, describe_yaml(v)));
+    uint64_t bytes = 0;
+    try {
+      bytes = config_values::parse_bytes(v.Scalar(), what);
+    } catch (const std::invalid_argument& e) {
+      fail(path_, at, fmt::format("key 'bytes': {}", e.what()));
+    }
+    if (bytes == 0) fail(path_, at, fmt::format("key 'bytes': expected {}, got '{}'", what, v.Scalar()));
+    return bytes;
+  }
+
+  // {name, vector: relu, rows, cols, dtype?, repeat?}: one VPU instruction over a [rows, cols]
+  // tensor (the kinds and their costs: models/vpu/vpu_core.hpp), run after the entries above.
+  VectorWork read_vector(const YAML::Node& g) {
+    const int64_t line = yaml_line(g, gemms_line_);
+    VectorWork out;
+    out.source = source_of(path_, line);
+    read_entry(g, line, "vector", kVectorKeys, {"name", "vector", "rows", "cols"}, out.name,
+               [&](const std::string& key, int64_t kline, const YAML::Node& v) {
+      if (key == "name") {
+        out.name = string_value(v, kline, "name");
+      } else if (key == "vector") {
+        out.op.kind = vector_kind_value(v, kline);
+      } else if (key == "rows") {
+        out.op.rows = positive_value(v, kline, "rows", "a positive integer (rows of the tensor)");
+      } else if (key == "cols") {
+        out.op.cols = positive_value(v, kline, "cols", "a positive integer (columns; row-wise kinds reduce along them)");
+      } else if (key == "repeat") {
+        out.repeat = positive_value(v, kline, "repeat", "a positive integer (default 1)");
+      } else {  // dtype
+        out.op.dtype = dtype_value(v, kline);
+      }
+    });
+    return out;
+  }
+
+  VectorKind vector_kind_value(const YAML::Node& v, int64_t kline) {
+    const std::string name = v.IsScalar() ? v.Scalar() : "";
+    const auto kind = parse_vector_kind(name);
+    if (!kind)
+      fail(path_, yaml_line(v, kline),
+           fmt::format("key 'vector': expected one of {}, got {}{}", vector_kind_choices(),
+                       describe_yaml(v), did_you_mean(name, vector_kind_names())));
+    return *kind;
   }
 
   Gemm read_gemm(const YAML::Node& g) {
@@ -174,13 +239,8 @@ class Reader {
                        describe_yaml(g)));
     Gemm out;
     out.source = source_of(path_, line);
-    std::set<std::string> seen;
-    // The entry's name (once known) makes later messages easier to place.
-    for (const auto& entry : g) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t kline = yaml_line(entry.first, line);
-      check_key(key, kline, kGemmKeys, seen, " in a GEMM entry");
-      const YAML::Node& v = entry.second;
+    read_entry(g, line, "GEMM", kGemmKeys, {"name", "m", "k", "n"}, out.name,
+               [&](const std::string& key, int64_t kline, const YAML::Node& v) {
       if (key == "name") {
         out.name = string_value(v, kline, "name");
       } else if (key == "m") {
@@ -194,13 +254,7 @@ class Reader {
       } else {  // dtype
         out.dtype = dtype_value(v, kline);
       }
-    }
-    for (const char* required : {"name", "m", "k", "n"}) {
-      if (!seen.count(required))
-        fail(path_, line,
-             fmt::format("GEMM entry{}: missing key '{}' (required: name, m, k, n)",
-                         out.name.empty() ? "" : " '" + out.name + "'", required));
-    }
+    });
     const auto mk = checked_mul(out.m, out.k);
     const auto mkn = mk ? checked_mul(*mk, out.n) : std::nullopt;
     if (!mkn)

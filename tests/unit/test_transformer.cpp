@@ -27,6 +27,15 @@ const std::string kGemms = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/gemms";
 
 ModelSpec preset(const std::string& name) { return load_model(kModels + "/" + name + ".yaml"); }
 
+// Weights of one repeated layer (group 0) of a lowered model, from its op list.
+uint64_t layer_weights(const Lowered& l) {
+  uint64_t layer = 0;
+  for (const auto& op : l.ops)
+    if (op.group == 0 && op.gemm() && op.gemm()->b == Operand::weights)
+      layer += static_cast<uint64_t>(op.gemm()->k) * op.gemm()->n * op.repeat;
+  return layer;
+}
+
 std::string temp_file(const std::string& name, const std::string& content) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("systolic_test_transformer_" + std::to_string(getpid()));
@@ -118,7 +127,7 @@ TEST_CASE("buckets are BxS", "[transformer]") {
 }
 
 TEST_CASE("every preset loads and lowers", "[transformer]") {
-  for (const char* name : {"gpt2", "bert-base", "llama2-7b", "llama2-70b", "deepseek-v3-moe"}) {
+  for (const char* name : {"gpt2", "bert-base", "llama2-7b", "llama2-70b", "llama3-8b", "deepseek-v3-moe"}) {
     INFO(name);
     const ModelSpec m = preset(name);
     CHECK(m.name == name);
@@ -196,10 +205,7 @@ TEST_CASE("GPT-2 prefill at [1, 1024] matches traces/gemms/gpt2.yaml", "[transfo
 TEST_CASE("Llama-2-7B: 6.74 G parameters from the op list", "[transformer]") {
   const ModelSpec m = preset("llama2-7b");
   const Lowered l = lower(m, Phase::prefill, {1, 2048});
-  uint64_t layer = 0;
-  for (const auto& op : l.ops)
-    if (op.group == 0 && op.gemm() && op.gemm()->b == Operand::weights)
-      layer += static_cast<uint64_t>(op.gemm()->k) * op.gemm()->n * op.repeat;
+  const uint64_t layer = layer_weights(l);
   CHECK(layer == 4ull * 4096 * 4096 + 3ull * 4096 * 11008);  // 202.4 M
   const uint64_t params = layer * 32 + 2ull * 32000 * 4096;  // + embeddings and LM head
   CHECK(params == 6738149376ull);
@@ -263,6 +269,26 @@ TEST_CASE("Llama-2-70B: grouped-query attention shapes", "[transformer]") {
   CHECK(kv_cache_bytes_per_slot(m, 1) == 2 * 80 * 8 * 128 * 2);  // 320 KiB per token
   CHECK(totals(d).kv_bytes == 3 * kv_cache_bytes_per_slot(m, 2000));
   CHECK(parameter_count(m) == 68975329280ull);  // 69.0 G
+}
+
+TEST_CASE("Llama-3-8B: 8.03 G parameters from the op list, 128 KiB of KV per token", "[transformer]") {
+  const ModelSpec m = preset("llama3-8b");
+  const Lowered l = lower(m, Phase::prefill, {1, 2048});
+  const uint64_t layer = layer_weights(l);
+  // QKV 4096 -> (32 + 2 x 8) x 128, out 4096 x 4096, SwiGLU 3 x 4096 x 14336: 218.1 M.
+  CHECK(layer == 4096ull * 6144 + 4096ull * 4096 + 3ull * 4096 * 14336);
+  const uint64_t params = layer * 32 + 2ull * 128256 * 4096;  // + embeddings and LM head
+  CHECK(params == 8029995008ull);
+  CHECK(static_cast<double>(params) == Approx(8.03e9).epsilon(0.001));  // Meta: 8.03 B
+  CHECK(parameter_count(m) == params);
+  check_gemm(op_named(l, "layer", "qkv_proj"), 2048, 4096, 6144, 1, Operand::weights);
+  check_gemm(op_named(l, "layer", "ffn_down"), 2048, 14336, 4096, 1, Operand::weights);
+  check_gemm(op_named(l, "head", "lm_head"), 1, 4096, 128256, 1, Operand::weights);
+  CHECK(kv_cache_bytes_per_slot(m, 1) == 2 * 32 * 8 * 128 * 2);  // 131,072 B per token
+  // traces/buckets/llama3-8k.yaml: each decode pool holds 32768 tokens, 4.29 GB of KV; with
+  // int8 weights (8.03 GB) that fits 16 GiB with 4.86 GB to spare.
+  CHECK(kv_cache_bytes_per_slot(m, 2048) * 16 == 4294967296ull);
+  CHECK(params + kv_cache_bytes_per_slot(m, 2048) * 16 < 16ull * 1024 * 1024 * 1024);
 }
 
 TEST_CASE("DeepSeek-V3-like MoE: expert, shared expert and MLA shapes", "[transformer]") {

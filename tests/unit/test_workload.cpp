@@ -94,6 +94,42 @@ TEST_CASE("Shipped GEMM lists load", "[workload]") {
   for (const auto& g : ex.gemms) CHECK((g.k <= 4 && g.n <= 4));  // one fold on a 4x4 array
 }
 
+TEST_CASE("GEMM list vector entries run after the entries above them", "[workload]") {
+  const auto w = load_workload(temp_file("v.yaml",
+      "gemms:\n"
+      "  - {name: gates, m: 64, k: 2048, n: 4096, dtype: int8}\n"
+      "  - {name: sig, vector: silu, rows: 64, cols: 3072, dtype: int8}\n"
+      "  - {name: upd, vector: mul, rows: 64, cols: 1024, repeat: 2}\n"
+      "  - {name: next, m: 64, k: 1024, n: 1024}\n"
+      "  - {name: out, vector: relu, rows: 64, cols: 1024}\n"));
+  REQUIRE(w.gemms.size() == 2);
+  REQUIRE(w.vectors.size() == 3);
+  const VectorWork& sig = w.vectors[0];
+  CHECK(sig.name == "sig");
+  CHECK((sig.op.kind == VectorKind::silu && sig.op.rows == 64 && sig.op.cols == 3072));
+  CHECK(sig.op.dtype == DType::int8);
+  CHECK(sig.after_gemms == 1);
+  CHECK(sig.repeat == 1);
+  CHECK_THAT(sig.source, Contains("v.yaml:3"));
+  CHECK((w.vectors[1].op.kind == VectorKind::mul && w.vectors[1].repeat == 2));
+  CHECK(w.vectors[1].op.dtype == DType::bf16);  // the documented default
+  CHECK(w.vectors[1].after_gemms == 1);
+  CHECK((w.vectors[2].op.kind == VectorKind::relu && w.vectors[2].after_gemms == 2));
+}
+
+TEST_CASE("GEMM list vector entry errors name file, line and key", "[workload]") {
+  CHECK_THAT(yaml_error("gemms:\n  - {name: a, vector: sigmoid, rows: 1, cols: 1}\n"),
+             Contains("w.yaml:2: key 'vector': expected one of add, mul") && Contains("'sigmoid'"));
+  CHECK_THAT(yaml_error("gemms:\n  - {name: a, vector: rleu, rows: 1, cols: 1}\n"),
+             Contains("did you mean 'relu'"));
+  CHECK_THAT(yaml_error("gemms:\n  - {name: a, vector: relu, rows: 1}\n"),
+             Contains("w.yaml:2: vector entry 'a': missing key 'cols'"));
+  CHECK_THAT(yaml_error("gemms:\n  - name: a\n    vector: relu\n    rows: 0\n    cols: 4\n"),
+             Contains("w.yaml:4: key 'rows': expected a positive integer"));
+  CHECK_THAT(yaml_error("gemms:\n  - {name: a, vector: relu, rows: 1, cols: 1, k: 3}\n"),
+             Contains("w.yaml:2: unknown key 'k' in a vector entry"));
+}
+
 TEST_CASE("SCALE-Sim conv CSV maps by im2col with valid padding", "[workload]") {
   // CRLF line endings, blank lines, padded fields, one row without the trailing comma.
   const auto path = kData + "/workload_conv.csv";
