@@ -214,6 +214,7 @@ nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& 
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
   report["config"] = config_to_json(config);
+  report["memory_timing"] = memory_timing(config);
   report["model"] = r.model;
   report["requests"] = {{"path", r.requests}, {"count", log.requests.size()}, {"skipped_lines", log.skipped_lines}};
   report["policy"] = {{"packer", r.packer}, {"window_ms", r.window_ms}, {"overflow", r.overflow},

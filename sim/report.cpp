@@ -215,6 +215,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
   report["config"] = config_to_json(config);
+  report["memory_timing"] = memory_timing(config);
   report["workload"] = {{"name", workload.name}, {"path", workload.path}};
   // Per op kind (matmul, attention, vector) from the layers, and the DMA engines' share.
   json kinds = json::object();
@@ -273,6 +274,15 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   return report;
 }
 
+const char* memory_timing(const ChipConfig& config) { return config.memory.ideal ? "ideal" : "real"; }
+
+std::string memory_timing_line(const nlohmann::ordered_json& config) {
+  return config["memory"]["ideal"].get<bool>()
+             ? "memory: IDEAL what-if (memory.ideal=true): transfers take no time, so every time below is a "
+               "lower bound\n"
+             : "memory: real (HBM, DMA engines and scratchpads timed)\n";
+}
+
 std::string format_summary(const nlohmann::ordered_json& r) {
   const auto& cfg = r["config"];
   std::string out = fmt::format(
@@ -281,6 +291,7 @@ std::string format_summary(const nlohmann::ordered_json& r) {
       cfg["mxu"]["cols"].get<int64_t>(), cfg["mxu"]["model"].get<std::string>(),
       cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dtype"].get<std::string>(),
       cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
+  out += memory_timing_line(cfg);
   size_t w = 5;
   for (const auto& l : r["layers"]) w = std::max(w, l["name"].get<std::string>().size());
   w = std::min<size_t>(w, 32);

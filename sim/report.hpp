@@ -27,6 +27,12 @@ std::string format_system_summary(const nlohmann::ordered_json& report);
 // Per-layer table and totals, for the terminal.
 std::string format_summary(const nlohmann::ordered_json& report);
 
+// How memory was timed, for report.json's `memory_timing`: "real", or "ideal" (the what-if
+// memory.ideal: transfers take no time, so every time is a lower bound).
+const char* memory_timing(const ChipConfig& config);
+// The summaries' line saying so (from a report's `config`).
+std::string memory_timing_line(const nlohmann::ordered_json& config);
+
 // Writes via a temporary file and rename, so a reader never sees a partial file.
 void write_file_atomically(const std::string& path, const std::string& text);
 

@@ -46,6 +46,7 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
   report["config"] = config_to_json(config);
+  report["memory_timing"] = memory_timing(config);
   report["workload"] = {{"name", workloads.front().name}, {"path", workloads.front().path}};
   const double hz = config.clock_mhz * 1e6;
   const uint64_t total = result.total_cycles;
@@ -172,6 +173,7 @@ std::string format_system_summary(const nlohmann::ordered_json& r) {
                                 s["topology"].get<std::string>(), s["dims"].get<std::string>(),
                                 s["link_gbps"].get<double>(), s["algorithm"].get<std::string>(),
                                 r["workload"]["name"].get<std::string>());
+  out += memory_timing_line(r["config"]);
   out += fmt::format("{:<6} {:>14} {:>8} {:>16}\n", "chip", "cycles busy", "util", "ICI bytes sent");
   for (const auto& c : r["chips"]) {
     uint64_t mxu_busy = 0;

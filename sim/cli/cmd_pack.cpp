@@ -57,6 +57,7 @@ Command add_pack_command(CLI::App& app) {
       const PackRequest& r = o->request;
       fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}\n", r.model, config.name,
                  report["requests"]["count"].get<size_t>(), r.requests, r.packer, r.window_ms, r.overflow);
+      fmt::print("{}", memory_timing_line(report["config"]));
       for (const auto& rep : report["replays"]) fmt::print("\n{}", format_replay(rep));
     }
     return 0;
