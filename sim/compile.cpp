@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/common/clock.hpp"
+#include "sim/capacity.hpp"
 #include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
@@ -121,6 +122,7 @@ static Program compile_ideal(const ChipConfig& config, const Workload& workload,
 namespace systolic {
 
 Program compile(const ChipConfig& config, const Workload& workload, int chip) {
+  require_hbm_fits(config, workload, chip);
   return config.memory.ideal ? compile_ideal(config, workload, chip)
                              : compile_detail::compile_tiled(config, workload, chip);
 }
