@@ -57,7 +57,8 @@ std::vector<std::string> hints(const ChipConfig& config, const Workload& workloa
     out.push_back(fmt::format("int8 weights (dtype: int8; the weights would take {:.2f} GB)",
                               static_cast<double>(f.weights) / bytes / kGB));
   if (f.kv_cache > 0 && f.weights + f.activations < config.hbm.capacity_bytes)  // else no bucket fits
-    out.push_back(fmt::format("fewer decode slots or a shorter bucket (the KV cache takes {:.2f} GB)",
+    out.push_back(fmt::format("a smaller bucket: fewer decode slots or prefill lanes, or a shorter length "
+                              "(the KV cache takes {:.2f} GB)",
                               f.kv_cache / kGB));
   out.push_back(fmt::format("only as a what-if (a part that does not exist), a larger HBM: "
                             "--set \"hbm.capacity_bytes={} GiB\"",
@@ -93,8 +94,9 @@ void require_operand_bytes_in_range(const ChipConfig& config, const Workload& wo
   for (const Gemm& g : workload.gemms) {
     const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
     const uint64_t e = u(dtype_bytes(g.dtype.value_or(config.mxu.dtype)));
-    const uint64_t transient = std::max(c.align(c.mul(c.mul(u(g.m), u(g.k)), e)), c.align(c.mul(c.mul(u(g.m), u(g.n)), e)));
-    const uint64_t b = c.mul(c.align(c.mul(c.mul(u(g.k), u(g.n)), e)), u(g.repeat));
+    const auto bytes = [&](int64_t rows, int64_t cols) { return c.align(c.mul(c.mul(u(rows), u(cols)), e)); };
+    const uint64_t transient = std::max(bytes(g.m, g.k), bytes(g.m, g.n));
+    const uint64_t b = c.mul(bytes(g.k, g.n), u(g.repeat));
     bound = c.add(bound, c.add(c.mul(transient, 2), b));
     if (c.overflow)
       throw InputError(fmt::format("{}: layer '{}': the bytes of its operands overflow 64 bits", g.source, g.name));
@@ -112,7 +114,8 @@ void require_hbm_fits(const ChipConfig& config, const Workload& workload, int ch
   if (who.empty()) {
     who = fmt::format("{}: workload '{}'", workload.path.empty() ? workload.name : workload.path, workload.name);
     if (config.ici.chips() > 1)
-      who += workload.tp > 0 ? fmt::format(" (chip {}'s share, --tp {})", chip, workload.tp) : fmt::format(" (chip {})", chip);
+      who += workload.tp > 0 ? fmt::format(" (chip {}'s share, --tp {})", chip, workload.tp)
+                             : fmt::format(" (chip {})", chip);
   }
   std::string message = fmt::format(
       "{} needs {:.2f} GB ({} B) of HBM (weights {:.2f} GB, KV cache {:.2f} GB, activations {:.2f} GB) but "
@@ -144,10 +147,11 @@ void require_program_fits(const ChipConfig& config, const Program& program, cons
   const uint64_t need = program_hbm_footprint(program), capacity = config.hbm.capacity_bytes;
   if (need <= capacity) return;
   throw InputError(fmt::format(
-      "{}: the compiled trace needs {:.2f} GB of HBM (its DMA and ICI instructions touch HBM up to address {:#x}) but "
-      "hbm.capacity_bytes = {} ({}): it does not fit. Compile it for this chip (systolic compile refuses a "
-      "workload that does not fit), or, only as a what-if, --set \"hbm.capacity_bytes={} GiB\"",
-      path, need / kGB, need, format_bytes(capacity), config.source.empty() ? config.name : config.source,
+      "{}: the compiled trace needs {:.2f} GB ({} B) of HBM (its DMA and ICI instructions touch HBM up to "
+      "address {:#x}) but hbm.capacity_bytes = {} ({}): it does not fit. Compile it for this chip "
+      "(systolic compile refuses a workload that does not fit), or, only as a what-if, "
+      "--set \"hbm.capacity_bytes={} GiB\"",
+      path, need / kGB, need, need, format_bytes(capacity), config.source.empty() ? config.name : config.source,
       ceil_div(need, kGiB)));
 }
 

@@ -37,7 +37,8 @@ Workload shape_workload(const std::string& model, packing::Phase phase, packing:
 // activations) in the chip's HBM; else InputError naming the bucket (sim/capacity.hpp).
 void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, const packing::BucketSet& set) {
   const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
-    const Workload w = shape_workload(model, phase, b.shape);
+    Workload w = shape_workload(model, phase, b.shape);
+    w.tp = 0;  // pack replays on one chip: no --tp to suggest
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(config, w, 0,
                      fmt::format("{}: bucket set '{}', {} bucket {}: {} (workload '{}')", file, set.name,

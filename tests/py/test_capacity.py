@@ -79,7 +79,7 @@ def test_pack_refuses_a_bucket_set_whose_decode_shape_cannot_hold_its_kv_cache(s
                   "-o", tmp_path / "o", "--timeline", tmp_path / "t.json")
     assert err.startswith(f"systolic: error: {buckets}:5: bucket set 'too-long', decode bucket [64, 4096]: ")
     assert "workload 'llama2-7b@decode-64x4096'" in err and "KV cache 137.44 GB" in err
-    assert "fewer decode slots or a shorter bucket" in err
+    assert "a smaller bucket: fewer decode slots or prefill lanes, or a shorter length (the KV cache takes 137.44 GB)" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.json").exists()
 
 
@@ -92,6 +92,6 @@ def test_a_trace_touching_hbm_past_capacity_is_refused(systolic_bin, tmp_path):
     # The highest byte its DMA descriptors touch: the end of the last region, the LM head.
     assert hbm["footprint_bytes"] == SMALL_BYTES and hbm["fits"] is True
     err = refused("run", "-c", V4I, *real, "--set", "hbm.capacity_bytes=4 MiB", "-t", trace, "-o", tmp_path / "o")
-    assert f"{trace}: the compiled trace needs 0.00 GB of HBM" in err
+    assert f"{trace}: the compiled trace needs 0.00 GB ({SMALL_BYTES} B) of HBM" in err
     assert f"up to address {SMALL_BYTES:#x}" in err and "hbm.capacity_bytes = 4194304 B (4 MiB)" in err
     assert not (tmp_path / "o").exists()

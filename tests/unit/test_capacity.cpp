@@ -124,6 +124,6 @@ TEST_CASE("a compiled program's footprint is the highest HBM byte its DMA and IC
   CHECK_NOTHROW(require_program_fits(cfg, p, "p.trace"));
   cfg.hbm.capacity_bytes -= 1;
   CHECK_THROWS_WITH(require_program_fits(cfg, p, "p.trace"),
-                    Contains("p.trace: the compiled trace needs 0.00 GB of HBM") &&
+                    Contains("p.trace: the compiled trace needs 0.00 GB (2097664 B) of HBM") &&
                         Contains("up to address 0x200200") && Contains("hbm.capacity_bytes = 2097663 B"));
 }
