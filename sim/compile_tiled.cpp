@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <cstdio>
 #include <optional>
 
 #include "sim/compile_collective.hpp"

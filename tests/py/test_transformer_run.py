@@ -2,7 +2,6 @@
 hand-written GPT-2 list, VPU work reported, decode near its memory floor, prefill attention's
 scores kept on chip, bad shapes rejected. (A model larger than the HBM is refused:
 test_capacity.py.)"""
-import json
 
 import pytest
 
