@@ -64,6 +64,9 @@ def main():
           "--set", "mxu.model=exact"],
          ">= 500 M PE-updates/s", pe_rate=True)
 
+    # hbm.capacity_bytes raised as a what-if (no such parts): Llama-2-7B (13.5 GB) does not fit
+    # the v4i's 8 GiB, nor a chip's --tp 8 share of Llama-2-70B (17.4 GB) the v5e's 16 GiB, and
+    # runs that do not fit are refused (docs/memory.md, "HBM layout and footprint").
     case("Llama-2-7B weight stream (13.5 GB bf16) through DMA and HBM, tpu-v4i",
          ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/gemms/llama2-7b-weights.yaml",
           "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=16 GiB"], "< 2 s")
@@ -73,12 +76,12 @@ def main():
           "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"], "< 2 s, < 200 MB")
     case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 torus), 80 layers, ideal memory",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
-          "--tp", "8"], "< 5 s")
+          "--tp", "8", "--set", "hbm.capacity_bytes=17 GiB"], "< 5 s")
     case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system on every chip",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
-          "--tp", "8", "--set", "memory.ideal=false"], "")
+          "--tp", "8", "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=17 GiB"], "")
     case("Azure code trace (8,819 requests) replayed with two bucket sets, Llama-2-7B, tpu-v4i",
-         ["pack", "-c", "configs/tpu-v4i.yaml", "-m", "traces/models/llama2-7b.yaml",
+         ["pack", "-c", "configs/tpu-v4i.yaml", "--set", "hbm.capacity_bytes=32 GiB", "-m", "traces/models/llama2-7b.yaml",
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
           "--buckets", "traces/buckets/llama2-4k.yaml", "--buckets", "traces/buckets/llama2-pow2.yaml",
           "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 10 s")

@@ -6,7 +6,10 @@ source "$(dirname "$0")/common.sh"
 ensure_packages "${DEBIAN_PACKAGES[@]}"
 build
 cd "$ROOT"
-"$SYSTOLIC" pack -c configs/tpu-v4i.yaml -m traces/models/llama2-7b.yaml \
+# Llama-2-7B (13.5 GB) and the largest decode bucket's KV cache (16 x 2048: 30.7 GB in all) do
+# not fit the real v4i's 8 GiB, which pack refuses. What-if until the v5e demo lands: a v4i
+# with 32 GiB of HBM (no such part).
+"$SYSTOLIC" pack -c configs/tpu-v4i.yaml --set "hbm.capacity_bytes=32 GiB" -m traces/models/llama2-7b.yaml \
   --requests traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv \
   --buckets traces/buckets/llama2-4k.yaml --buckets traces/buckets/llama2-pow2.yaml \
   --policy ffd --window 50 --overflow split -o out/demo

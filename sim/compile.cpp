@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/common/clock.hpp"
+#include "sim/capacity.hpp"
 #include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
@@ -62,6 +63,7 @@ namespace systolic {
 Program compile(const ChipConfig& config, const Workload& workload, int chip) {
   // One lowering for both memory modes: memory.ideal changes how the chip times the program's
   // transfers (HbmTiming::ideal), never the program, so ideal <= real by construction.
+  require_hbm_fits(config, workload, chip);
   check_cycle_range(config, workload);
   return compile_detail::compile_tiled(config, workload, chip);
 }

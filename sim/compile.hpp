@@ -13,7 +13,8 @@
 namespace systolic {
 
 // Throws InputError naming the workload entry when a layer cannot run on this chip
-// (e.g. its cycle count overflows 64 bits).
+// (e.g. its cycle count overflows 64 bits), and when the workload does not fit the chip's HBM
+// (sim/capacity.hpp), with either memory mode.
 // `chip` is the chip of a multi-chip system the program is for (its collectives depend on it).
 Program compile(const ChipConfig& config, const Workload& workload, int chip = 0);
 

@@ -102,11 +102,14 @@ void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit
 // The lowering (both memory modes: memory.ideal only changes how the chip times it).
 Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip = 0);
 
+constexpr uint64_t kHbmAlign = 4096;  // every region of the HBM layout starts at a multiple of this
+
 // The HBM the tiled lowering lays a workload out in (docs/memory.md, "HBM layout and footprint").
 struct HbmFootprint {
   uint64_t weights = 0;      // every instance of every matmul's B operand: the parameters
   uint64_t kv_cache = 0;     // every instance of every attention entry's B operand: keys, values
-  uint64_t activations = 0;  // two transient regions the entries read and write in turn
+  uint64_t activations = 0;  // two transient regions the entries read and write in turn, and
+                             // the area collectives send from and receive into
   uint64_t total() const { return weights + kv_cache + activations; }
 };
 HbmFootprint hbm_footprint(const ChipConfig& config, const Workload& workload);

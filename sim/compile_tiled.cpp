@@ -19,10 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <cstdio>
-#include <mutex>
 #include <optional>
-#include <set>
 
 #include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
@@ -33,7 +30,6 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-constexpr uint64_t kHbmAlign = 4096;
 uint64_t align(uint64_t a) { return (a + kHbmAlign - 1) / kHbmAlign * kHbmAlign; }
 
 // What one copy of each buffer may use: half of its scratchpad with double buffering (ping
@@ -221,7 +217,8 @@ std::vector<EntryPlan> plan_entries(const ChipConfig& c, const Workload& w, bool
 // HBM layout. Two transient regions, each as large as the largest input or output of an entry,
 // take the entries' activations in turn (an entry reads one and writes the other, which the next
 // entry reads); then every instance of every B operand gets its own region: the weights, and
-// the keys and values attention reads (the KV cache). Regions are 4 KiB aligned.
+// the keys and values attention reads (the KV cache); last, the area collectives send from and
+// receive into, as large as the largest one needs (an activation too). Regions are 4 KiB aligned.
 struct HbmLayout {
   struct Entry {
     uint64_t a = 0, c = 0;         // input and output (transient)
@@ -230,7 +227,7 @@ struct HbmLayout {
   };
   std::vector<Entry> entries;
   HbmFootprint footprint;
-  uint64_t largest = 0;  // the largest region
+  uint64_t collectives = 0;  // where the collectives' area starts
 };
 
 HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<EntryPlan>& plans) {
@@ -244,7 +241,6 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
     if (!plans[i].fused_tail) transient = std::max(transient, align(g.m * g.k * e));
     if (!plans[i].fused) transient = std::max(transient, align(g.m * g.n * e));
   }
-  l.largest = transient;
   uint64_t next = 2 * transient;
   int side = 0;
   for (size_t i = 0; i < w.gemms.size(); ++i) {
@@ -269,19 +265,13 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
     e.b = next;
     const uint64_t held = e.b_stride * static_cast<uint64_t>(ceil_div(g.repeat, e.b_group));  // distinct Bs
     next += held;
-    l.largest = std::max(l.largest, e.b_stride);
     (g.kind == "attention" ? l.footprint.kv_cache : l.footprint.weights) += held;
   }
-  l.footprint.activations = 2 * transient;
+  uint64_t exchanged = 0;  // the largest collective's input and receive area
+  for (const CollectiveWork& cw : w.collectives) exchanged = std::max(exchanged, align(collective_hbm_bytes(cw)));
+  l.collectives = next;
+  l.footprint.activations = 2 * transient + exchanged;
   return l;
-}
-
-// Once per process and message: the same workload compiled again (a sweep, a replay) says it once.
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> said;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (said.insert(message).second) fmt::print(stderr, "systolic: warning: {}\n", message);
 }
 
 // Emits instructions and keeps, per semaphore, how many signals have been emitted so far.
@@ -424,7 +414,6 @@ class TiledCompiler {
         hbm_(layout_hbm(config, workload, plans_)) {}
 
   Program run() {
-    check_capacity();
     declare_buffers();
     const auto vector_work = [&](const VectorWork& v) { vector(v); };
     const auto collective_work = [&](const CollectiveWork& c) { collective(c); };
@@ -452,27 +441,11 @@ class TiledCompiler {
   int out_dma() const { return 2 % dmas_; }
   DType dtype(size_t i) const { return dtype_of(config_, workload_.gemms[i]); }
 
-  // A workload whose tensors do not fit the HBM still runs, with a warning: addresses wrap
-  // around (a region is never cut), which leaves the timing as a larger HBM would give it.
-  void check_capacity() {
-    const uint64_t cap = config_.hbm.capacity_bytes, need = hbm_.footprint.total();
-    if (need <= cap) return;
-    if (hbm_.largest > cap)
-      throw InputError(fmt::format("{}: one tensor of the workload needs {} of HBM, more than hbm.capacity_bytes = {}",
-                                   workload_.path.empty() ? workload_.name : workload_.path,
-                                   format_bytes(hbm_.largest), format_bytes(cap)));
-    wrap_ = (cap - hbm_.largest) / kHbmAlign * kHbmAlign + kHbmAlign;
-    warn_once(fmt::format(
-        "workload '{}' needs {:.2f} GB of HBM (weights {:.2f} GB, KV cache {:.2f} GB, activations {:.2f} GB) "
-        "but hbm.capacity_bytes = {}: it does not fit. Simulating anyway as if the HBM were large enough "
-        "(report.json: memory.hbm.fits = false); to model a larger part, --set \"hbm.capacity_bytes={} GiB\"",
-        workload_.name, need / 1e9, hbm_.footprint.weights / 1e9, hbm_.footprint.kv_cache / 1e9,
-        hbm_.footprint.activations / 1e9, format_bytes(cap), ceil_div(static_cast<int64_t>(need), int64_t{1} << 30)));
-  }
-  uint64_t hbm(uint64_t address) const { return wrap_ ? address % wrap_ : address; }
+  // compile() refused a workload that does not fit the HBM (sim/capacity.hpp), so every
+  // address of the layout lies inside it.
   uint64_t b_address(size_t i, int64_t r) const {
     const HbmLayout::Entry& e = hbm_.entries[i];
-    return hbm(e.b + static_cast<uint64_t>(r / e.b_group) * e.b_stride);
+    return e.b + static_cast<uint64_t>(r / e.b_group) * e.b_stride;
   }
 
   // Buffers: the scratchpad splits into equal halves for ping and pong (tiles were chosen to
@@ -568,8 +541,8 @@ class TiledCompiler {
     const Tiling& t = plans_[index].tiling;
     const int layer = static_cast<int>(program_.layers.size());
     program_.layers.push_back(layer_info(config_, g));
-    const GemmTiles at{g, t, layer, program_.layers.back().dtype, hbm(hbm_.entries[index].a),
-                       hbm(hbm_.entries[index].c)};
+    const GemmTiles at{g, t, layer, program_.layers.back().dtype, hbm_.entries[index].a,
+                       hbm_.entries[index].c};
     // Its repeats are independent instances (heads, slots): one may load while another
     // computes; each needs its input from the entry before (`input_`).
     const uint64_t stores_per_instance =
@@ -786,7 +759,7 @@ class TiledCompiler {
     // With several key blocks the softmax is online: the VPU rescales the context accumulated so
     // far before each further block adds to it, and scales it by 1 / sum at the end.
     const std::vector<int>& scaled = counters("o_scaled", t.acc_slots);
-    const uint64_t hq = hbm(hbm_.entries[index].a), ho = hbm(hbm_.entries[index + 1].c);
+    const uint64_t hq = hbm_.entries[index].a, ho = hbm_.entries[index + 1].c;
     const uint64_t dk = t.dk, dv = t.dv;
     const Producer produced = producer(stores_done_, static_cast<uint64_t>(t.q_blocks), gs.repeat);
     Deferred deferred;
@@ -899,13 +872,10 @@ class TiledCompiler {
     return static_cast<int>(program_.regions.size()) - 1;
   }
 
-  // Collectives move HBM to HBM, through a region past the workload's tensors (the start of
-  // HBM when that does not fit: the timing, not the data, is what is modelled).
+  // Collectives move HBM to HBM, through the area the layout keeps past the workload's tensors.
   void collective(const CollectiveWork& c) {
-    const uint64_t need = collective_hbm_bytes(c);
-    const uint64_t after = (hbm_.footprint.total() + kHbmAlign - 1) / kHbmAlign * kHbmAlign;
     CollectiveTarget target{program_, config_, chip_, [&](const std::string& name) { return emit_.sem(name); },
-                            after + need <= config_.hbm.capacity_bytes ? after : 0};
+                            hbm_.collectives};
     input_ = joins_.after(c, next_gemm_, input_, emit_collective(target, c, input_));
   }
 
@@ -917,7 +887,6 @@ class TiledCompiler {
   int copies_, dmas_;
   std::vector<EntryPlan> plans_;
   HbmLayout hbm_;
-  uint64_t wrap_ = 0;  // 0: HBM addresses as laid out; else modulo this (the workload does not fit)
   Slots a_{kVmem}, b_{kWeights}, c_{kAccumulators};
   int stores_done_ = -1, vpu_done_ = -1;
   int64_t a_uses_ = 0, w_uses_ = 0, c_uses_ = 0;  // fills of each buffer so far: copy = uses % copies

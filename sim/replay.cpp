@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "sim/capacity.hpp"
 #include "sim/compile.hpp"
 #include "sim/error.hpp"
 #include "sim/packing/metrics.hpp"
@@ -24,15 +25,35 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
+// The model lowered at one static shape.
+Workload shape_workload(const std::string& model, packing::Phase phase, packing::Shape shape) {
+  WorkloadOptions opts;
+  opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
+  opts.phase = packing::to_string(phase);
+  return load_workload(model, opts);
+}
+
+// Every prefill and decode shape of the set holds the model (weights, its KV cache,
+// activations) in the chip's HBM; else InputError naming the bucket (sim/capacity.hpp).
+void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, const packing::BucketSet& set) {
+  const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
+    Workload w = shape_workload(model, phase, b.shape);
+    w.tp = 0;  // pack replays on one chip: no --tp to suggest
+    const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
+    require_hbm_fits(config, w, 0,
+                     fmt::format("{}: bucket set '{}', {} bucket {}: {} (workload '{}')", file, set.name,
+                                 packing::to_string(phase), packing::to_string(b.shape), model, w.name));
+  };
+  for (const packing::Bucket& b : set.prefill) check(packing::Phase::prefill, b);
+  for (const packing::Bucket& b : set.decode) check(packing::Phase::decode, b);
+}
+
 }  // namespace
 
 const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
   const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  WorkloadOptions opts;
-  opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
-  opts.phase = phase == packing::Phase::prefill ? "prefill" : "decode";
-  const Workload w = load_workload(model_, opts);
+  const Workload w = shape_workload(model_, phase, shape);
   const Program p = compile(config_, w);
   const auto report = make_report(config_, w, p, simulate(config_, p));
   ShapeCost c;
@@ -183,6 +204,7 @@ nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& 
     sets.push_back(packing::load_bucket_set(b));
     packing::check_buckets_fit_array(sets.back(), config.mxu.rows, config.mxu.cols);
   }
+  for (const packing::BucketSet& set : sets) check_buckets_fit_hbm(config, r.model, set);
   packing::PackOptions options;
   options.packer = packer_of(r.packer);
   options.window_ms = r.window_ms;

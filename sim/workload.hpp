@@ -75,6 +75,9 @@ struct Workload {
   std::vector<Gemm> gemms;
   std::vector<VectorWork> vectors;  // in order of after_gemms
   std::vector<CollectiveWork> collectives;  // in order of (after_gemms, after_vectors)
+  // Transformer models: the tensor-parallel degree (--tp) this chip's share was cut with; 0
+  // where --tp does not apply (GEMM lists and CSVs; pack's shapes, replayed on one chip).
+  int64_t tp = 0;
 };
 
 // How to instantiate a transformer model file (traces/models/*.yaml) at a static shape.

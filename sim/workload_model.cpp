@@ -119,7 +119,9 @@ Workload load_model_workload(const std::string& path, const WorkloadOptions& opt
   const transformer::Lowered lowered = lower_model(path, options, model);
   if (options.tp != 1 || options.ep != 1)
     fail(path, 0, fmt::format("--tp {} --ep {}: sharding needs a multi-chip system (ici.topology)", options.tp, options.ep));
-  return to_workload(lowered, {}, path, workload_name(path, options));
+  Workload w = to_workload(lowered, {}, path, workload_name(path, options));
+  w.tp = 1;
+  return w;
 }
 
 std::vector<Workload> load_model_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
@@ -138,6 +140,7 @@ std::vector<Workload> load_model_workloads(const std::string& path, const Worklo
   for (int chip = 0; chip < chips; ++chip) {
     const ShardedLayers s = shard(lowered, model, shard_options, chip, chips);
     out.push_back(to_workload(s.lowered, s.collectives, path, workload_name(path, options)));
+    out.back().tp = options.tp;
   }
   return out;
 }

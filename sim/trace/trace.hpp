@@ -16,7 +16,8 @@ std::string write_trace(const Program& program, const ChipConfig& config);
 
 // Parses and validates a trace for `config`. Throws InputError "file:line: message" for an
 // unknown opcode or key, a malformed value, a semaphore waited for but never signalled often
-// enough, or a trace compiled for another array shape than the config's.
+// enough, or a trace compiled for another array shape than the config's; and "file: ..." for a
+// trace that touches HBM past hbm.capacity_bytes (sim/capacity.hpp).
 Program read_trace(const std::string& path, const ChipConfig& config);
 Program parse_trace(const std::string& text, const std::string& name, const ChipConfig& config);
 

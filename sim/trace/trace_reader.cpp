@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/capacity.hpp"
 #include "sim/error.hpp"
 #include "sim/suggest.hpp"
 #include "sim/trace/trace.hpp"
@@ -424,7 +425,9 @@ class Parser {
 }  // namespace
 
 Program parse_trace(const std::string& text, const std::string& name, const ChipConfig& config) {
-  return Parser(name, config).parse(text);
+  Program program = Parser(name, config).parse(text);
+  require_program_fits(config, program, name);
+  return program;
 }
 
 Program read_trace(const std::string& path, const ChipConfig& config) {

@@ -203,9 +203,12 @@ def test_pack_equals_the_cli(tmp_path):
     model = REPO / "traces" / "models" / "llama2-7b.yaml"
     log = REPO / "traces" / "requests" / "azure-llm-2023" / "AzureLLMInferenceTrace_code.csv"
     sets = [REPO / "traces" / "buckets" / "llama2-4k.yaml", REPO / "traces" / "buckets" / "llama2-pow2.yaml"]
-    res = systolic.pack(V4I, model, log, sets, packer="ffd", window_ms=50, overflow="split")
+    # A what-if part: Llama-2-7B and its KV cache do not fit the real v4i's 8 GiB.
+    v4i_32g = systolic.load_config(V4I, {"hbm.capacity_bytes": "32 GiB"})
+    res = systolic.pack(v4i_32g, model, log, sets, packer="ffd", window_ms=50, overflow="split")
     out = tmp_path / "cli"
-    subprocess.run([str(CLI), "pack", "-c", str(V4I), "-m", str(model), "--requests", str(log),
+    subprocess.run([str(CLI), "pack", "-c", str(V4I), "--set", "hbm.capacity_bytes=32 GiB", "-m", str(model),
+                    "--requests", str(log),
                     "--buckets", str(sets[0]), "--buckets", str(sets[1]), "--policy", "ffd",
                     "--window", "50", "--overflow", "split", "-o", str(out), "-q"], check=True)
     assert res.to_dict() == json.loads((out / "report.json").read_text())
@@ -222,7 +225,9 @@ def test_multichip_runs_from_python_shard_every_mac_and_repeat_bit_for_bit():
     again = systolic.run(v5e, model, bucket="1x256", tp=8).to_dict()
     assert first == again
     assert len(first["chips"]) == 8 and first["collectives"]
-    single = systolic.run(str(REPO / "configs/tpu-v4i.yaml"), model, bucket="1x256").to_dict()
+    # One chip with room for all 13.5 GB: a what-if, the real v4i has 8 GiB.
+    big_v4i = systolic.load_config(str(REPO / "configs/tpu-v4i.yaml"), {"hbm.capacity_bytes": "16 GiB"})
+    single = systolic.run(big_v4i, model, bucket="1x256").to_dict()
     assert first["totals"]["macs"] == single["totals"]["macs"]
     with pytest.raises(systolic.InputError, match="--tp 3"):
         systolic.run(v5e, model, bucket="1x256", tp=3)

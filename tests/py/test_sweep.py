@@ -229,6 +229,21 @@ metrics: [totals.cycles]
     assert frame.attrs["ran"] == 4 and frame.attrs["failed"] == 4
 
 
+def test_a_point_whose_workload_does_not_fit_the_hbm_fails_with_the_cli_message(tmp_path):
+    # capacity-lm decoding 4 x 512 needs 4,997,120 B of HBM (tests/unit/test_capacity.cpp):
+    # one byte less fails the point, exactly that much runs it.
+    small = REPO / "tests" / "data" / "models" / "capacity-lm.yaml"
+    spec = {"config": str(V4I), "workload": str(small), "bucket": "4x512", "phase": "decode",
+            "grid": {"hbm.capacity_bytes": [4997119, 4997120]}, "metrics": ["memory.hbm.footprint_bytes"]}
+    frame = systolic.sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    by = {c: row for c, row in zip(frame["hbm.capacity_bytes"], frame.to_dict("records"))}
+    assert by[4997120]["status"] == "ok" and by[4997120]["memory.hbm.footprint_bytes"] == 4997120
+    assert by[4997119]["status"] == "error"
+    assert by[4997119]["error"] == cli_error("run", "-c", V4I, "-w", small, "--bucket", "4x512", "--phase", "decode",
+                                             "--set", "hbm.capacity_bytes=4997119", "-o", tmp_path / "x")
+    assert "needs 0.00 GB (4997120 B) of HBM" in by[4997119]["error"]
+
+
 CRASHER = """
 import os
 from systolic._point import run_point

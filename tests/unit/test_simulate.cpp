@@ -84,8 +84,13 @@ TEST_CASE("many simulations in one process give the same answers", "[simulate]")
   CHECK(first_b == 3 * 6 * 17);
 }
 
-TEST_CASE("a layer whose cycles overflow 64 bits is rejected with its source", "[simulate]") {
-  const auto w = testing::gemm_workload({{"huge", int64_t(1) << 40, int64_t(1) << 30, int64_t(1) << 30, {}, 1, "w.yaml:7"}});
-  CHECK_THROWS_WITH(compile(tiny(1, MxuModel::fast), w),
-                    Catch::Contains("w.yaml:7: layer 'huge'") && Catch::Contains("overflows"));
+TEST_CASE("a layer whose work overflows 64 bits is rejected with its source", "[simulate]") {
+  // int8 [2^30, 2^30] x [2^30, 2^30]: its operands (3 x 2^60 B) fit an HBM that large, its
+  // 2^90 MACs do not fit 64 bits.
+  const int64_t big = int64_t(1) << 30;
+  const auto w = testing::gemm_workload({{"huge", big, big, big, DType::int8, 1, "w.yaml:7"}});
+  ChipConfig cfg = tiny(1, MxuModel::fast);
+  cfg.hbm.capacity_bytes = UINT64_MAX;
+  // (Its cycles overflow first: 2^60 per fold.)
+  CHECK_THROWS_WITH(compile(cfg, w), Catch::StartsWith("w.yaml:7: layer 'huge': ") && Catch::Contains("overflows 64 bits"));
 }
