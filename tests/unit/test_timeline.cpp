@@ -314,7 +314,7 @@ TEST_CASE("SRAM occupancy sees fused attention's on-chip scores and probabilitie
     for (const auto& [cycle, bytes] : o.points) CHECK(bytes <= o.capacity_bytes);
   }
   // The on-chip regions survive the trace format.
-  const Program q = parse_trace(write_trace(p, cfg), "t", cfg);
+  const Program q = parse_trace(write_trace(p, cfg), "t", cfg).program;
   size_t frees = 0;
   for (size_t s = 0; s < p.streams.size(); ++s)
     for (size_t i = 0; i < p.streams[s].instructions.size(); ++i) {
