@@ -209,11 +209,7 @@ class Parser {
     const std::string& word = t[0].value;
     if (!t[0].key.empty()) fail(fmt::format("expected a statement, got '{}={}'", t[0].key, word));
     if (!seen_header_) return header(t);
-    if (word == "dataflow" || word == "memory" || word == "dtypes" || word == "system" || word == "config_hash" ||
-        word == "config") {
-      if (seen_chip_) fail(fmt::format("'{}' belongs to the header, before the 'chip' line", word));
-      return compiled_for(t);
-    }
+    if (compiled_for(t)) return;
     if (word == "chip") return chip(t);
     if (word == "layer") return layer(t);
     if (word == "sem") return semaphore(t);
@@ -232,39 +228,69 @@ class Parser {
     seen_header_ = true;
   }
 
-  // The header lines between 'systolic-trace' and 'chip': what the program was compiled for.
-  void compiled_for(const std::vector<Token>& t) {
-    const std::string& word = t[0].value;
-    if (word == "config") return config_line(t);
-    int& at = word == "dataflow" ? at_.dataflow : word == "memory" ? at_.memory : word == "dtypes" ? at_.dtypes
-              : word == "system" ? at_.system : at_.hash;
-    if (at) fail(fmt::format("'{}' given twice (first on line {})", word, at));
-    at = line_;
-    if (word == "dataflow" || word == "config_hash") {
-      if (t.size() != 2 || !t[1].key.empty()) fail(fmt::format("expected '{} <value>'", word));
-      if (word == "config_hash") return void(header_.config_hash = parse_unsigned(t[1].value));
-      const auto d = parse_dataflow(t[1].value);
-      if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", t[1].value, dataflow_choices()));
-      return void(header_.dataflow = *d);
+  // The header lines between 'systolic-trace' and 'chip', what the program was compiled for:
+  // each once (a 'config' line once per key). False for a word that is not one of them.
+  bool compiled_for(const std::vector<Token>& t) {
+    using HeaderLines = trace_detail::HeaderLines;
+    struct Kind {
+      const char* word;
+      int HeaderLines::*at;
+      void (Parser::*read)(const std::vector<Token>&);
+    };
+    static const Kind kinds[] = {{"dataflow", &HeaderLines::dataflow, &Parser::dataflow_line},
+                                 {"memory", &HeaderLines::memory, &Parser::memory_line},
+                                 {"dtypes", &HeaderLines::dtypes, &Parser::dtypes_line},
+                                 {"system", &HeaderLines::system, &Parser::system_line},
+                                 {"config_hash", &HeaderLines::hash, &Parser::hash_line},
+                                 {"config", nullptr, &Parser::config_line}};
+    for (const Kind& k : kinds) {
+      if (t[0].value != k.word) continue;
+      if (seen_chip_) fail(fmt::format("'{}' belongs to the header, before the 'chip' line", k.word));
+      if (k.at) {
+        if (at_.*k.at) fail(fmt::format("'{}' given twice (first on line {})", k.word, at_.*k.at));
+        at_.*k.at = line_;
+      }
+      (this->*k.read)(t);
+      return true;
     }
+    return false;
+  }
+
+  // The value of a '<word> <value>' line.
+  const std::string& single_value(const std::vector<Token>& t) {
+    if (t.size() != 2 || !t[1].key.empty()) fail(fmt::format("expected '{} <value>'", t[0].value));
+    return t[1].value;
+  }
+
+  void dataflow_line(const std::vector<Token>& t) {
+    const std::string& name = single_value(t);
+    const auto d = parse_dataflow(name);
+    if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", name, dataflow_choices()));
+    header_.dataflow = *d;
+  }
+
+  void hash_line(const std::vector<Token>& t) { header_.config_hash = parse_unsigned(single_value(t)); }
+
+  void memory_line(const std::vector<Token>& t) {
     Fields f(t, 1);
-    if (word == "memory") {
-      const std::string ideal = f.text("ideal");
-      if (ideal != "true" && ideal != "false") fail(fmt::format("key 'ideal': expected true or false, got '{}'", ideal));
-      header_.memory_ideal = ideal == "true";
-      return f.expect_consumed({"ideal"});
-    }
-    if (word == "system") {
-      header_.chips = f.integer("chips", 1);
-      header_.chip = f.integer("chip", 0);
-      return f.expect_consumed({"chips", "chip"});
-    }
-    for (size_t i = 1; i < t.size(); ++i) {  // dtypes <key>=<dtype>...
-      if (t[i].key.empty()) fail(fmt::format("expected <config key>=<dtype>, got '{}'", t[i].value));
-      header_.dtypes.push_back({t[i].key, f.text(t[i].key.c_str())});
-      if (!parse_dtype(header_.dtypes.back().value))
-        fail(fmt::format("key '{}': expected one of {}, got '{}'", t[i].key, dtype_choices(), t[i].value));
-    }
+    const std::string ideal = f.text("ideal");
+    f.expect_consumed({"ideal"});
+    if (ideal != "true" && ideal != "false") fail(fmt::format("key 'ideal': expected true or false, got '{}'", ideal));
+    header_.memory_ideal = ideal == "true";
+  }
+
+  void system_line(const std::vector<Token>& t) {
+    Fields f(t, 1);
+    header_.chips = f.integer("chips", 1);
+    header_.chip = f.integer("chip", 0);
+    f.expect_consumed({"chips", "chip"});
+  }
+
+  // dtypes <config key>=<dtype>...
+  void dtypes_line(const std::vector<Token>& t) {
+    Fields f(t, 1);  // rejects a bare word and a key given twice
+    for (size_t i = 1; i < t.size(); ++i)
+      header_.dtypes.push_back({t[i].key, std::string(dtype_name(f.dtype(t[i].key.c_str())))});
   }
 
   // config <key> <value>: one key the program or its timing depends on.

@@ -207,6 +207,10 @@ TEST_CASE("an edited or outdated header is refused at its line", "[trace]") {
              Catch::Contains("t.trace:2: unknown dataflow 'os': expected one of ws"));
   CHECK_THAT(error_of(replaced(text, "dtypes mxu.dtype=bf16", "dtypes mxu.dtype=fp32")),
              Catch::Contains("t.trace:4: expected 'dtypes mxu.dtype=bf16'"));
+  CHECK_THAT(error_of(replaced(text, "dtypes mxu.dtype=bf16", "dtypes mxu.dtype=bf17")),
+             Catch::Contains("t.trace:4: key 'mxu.dtype': expected one of"));
+  CHECK_THAT(error_of(replaced(text, "dataflow ws\n", "dataflow ws\ndataflow ws\n")),
+             Catch::Contains("t.trace:3: 'dataflow' given twice (first on line 2)"));
   CHECK_THAT(error_of(replaced(text, "system chips=1 chip=0", "system chips=1 chip=1")),
              Catch::Contains("t.trace:5: chip 1 is not one of the system's 1 chip(s)"));
   CHECK_THAT(error_of(replaced(text, "memory ideal=true\n", "")),
