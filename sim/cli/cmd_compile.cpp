@@ -46,7 +46,7 @@ Command add_compile_command(CLI::App& app) {
                                ? std::vector<Workload>{load_workload(opts->workload, opts->shape)}
                                : load_system_workloads(opts->workload, opts->shape, chips);
     const Program program = compile(config, workloads[static_cast<size_t>(opts->chip)], opts->chip);
-    write_file_atomically(opts->output, write_trace(program, config));
+    write_file_atomically(opts->output, write_trace(program, config, opts->chip));
     return 0;
   }};
 }

@@ -88,11 +88,17 @@ Command add_run_command(CLI::App& app) {
   return {cmd, [opts]() {
     const ChipConfig config = load_config(opts->config, opts->overrides);
     if (config.ici.topology != IciTopologyKind::none) return run_system(config, *opts);
-    const auto [workload, program] = load_program(config, opts->source, "run");
+    const auto [workload, program, trace] = load_program(config, opts->source, "run");
     const bool channels = !opts->timeline.empty();  // the timeline's HBM channel counters
     const SimResult result = opts->vcd.empty() ? simulate(config, program, {nullptr, nullptr, channels})
                                                : simulate_with_vcd(config, program, opts->vcd, channels);
-    const auto report = make_report(config, workload, program, result);
+    auto report = make_report(config, workload, program, result);
+    if (trace) {
+      report["trace"] = trace_report(*trace, config);
+      if (trace->memory_ideal != config.memory.ideal)
+        fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
+                   opts->source.trace, trace->memory_ideal, config.memory.ideal);
+    }
     write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
                           report.dump(2) + "\n");
     if (!opts->timeline.empty())

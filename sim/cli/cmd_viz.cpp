@@ -86,8 +86,8 @@ Command add_viz_command(CLI::App& app) {
     if (pad->count() > 0)
       request.pad_tokens =
           uniform_pad_tokens(transformer::parse_bucket(source.shape.bucket, "--bucket"), opts->pad_tokens);
-    const auto [workload, program] = load_program(config, source, "viz");
-    const GridView view = capture_grid_view(config, workload.name, program, request);
+    const LoadedProgram loaded = load_program(config, source, "viz");
+    const GridView view = capture_grid_view(config, loaded.workload.name, loaded.program, request);
     write_file_atomically(opts->output, grid_view_html(view));
     return 0;
   }};

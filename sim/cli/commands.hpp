@@ -4,11 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/config.hpp"
 #include "sim/program.hpp"
+#include "sim/trace/trace.hpp"
 #include "sim/workload.hpp"
 
 namespace systolic::cli {
@@ -42,6 +44,7 @@ void add_program_source_options(CLI::App* cmd, ProgramSource& source);
 struct LoadedProgram {
   Workload workload;  // for a trace: only its name (file stem) and path
   Program program;
+  std::optional<TraceHeader> trace;  // what a trace was compiled for
 };
 // Throws InputError "<command>: give a workload (-w) or a compiled trace (-t)" unless exactly
 // one is given, and whatever the reader or the compiler rejects.

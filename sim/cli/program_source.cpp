@@ -24,7 +24,9 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
     throw InputError(command + ": give a workload (-w) or a compiled trace (-t)");
   LoadedProgram out;
   if (!source.trace.empty()) {
-    out.program = read_trace(source.trace, config);
+    Trace trace = read_trace(source.trace, config);
+    out.program = std::move(trace.program);
+    out.trace = std::move(trace.header);
     out.workload.name = std::filesystem::path(source.trace).stem().string();
     out.workload.path = source.trace;
   } else {

@@ -257,8 +257,11 @@ PYBIND11_MODULE(_systolic, m) {
       }
       Workload wl;
       Program program;
+      std::optional<TraceHeader> header;
       if (trace) {  // as `systolic run -t`
-        program = read_trace(*trace, config.config);
+        Trace t = read_trace(*trace, config.config);
+        program = std::move(t.program);
+        header = std::move(t.header);
         wl.name = std::filesystem::path(*trace).stem().string();
         wl.path = *trace;
       } else {
@@ -267,6 +270,7 @@ PYBIND11_MODULE(_systolic, m) {
       }
       const SimResult result = simulate(config.config, program);
       r.report = make_report(config.config, wl, program, result);
+      if (header) r.report["trace"] = trace_report(*header, config.config);
     }
     return r;
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 #include "sim/suggest.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/trace_fields.hpp"
+#include "sim/trace/trace_header.hpp"
 #include "sim/trace/trace_tokens.hpp"
 
 namespace systolic {
@@ -185,7 +187,7 @@ class Parser {
  public:
   Parser(std::string name, const ChipConfig& config) : name_(std::move(name)), config_(config) {}
 
-  Program parse(const std::string& text) {
+  Trace parse(const std::string& text) {
     std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
@@ -197,9 +199,10 @@ class Parser {
         fail(e.what());
       }
     }
-    if (!seen_header_) fail("empty trace: expected the header 'systolic-trace 1'");
+    if (!seen_header_) fail(fmt::format("empty trace: expected the header 'systolic-trace {}'", kTraceFormatVersion));
+    if (!seen_chip_) fail("expected the 'chip rows=... cols=... mxus=...' line after the header");
     check_semaphores();
-    return std::move(program_);
+    return {std::move(header_), std::move(program_)};
   }
 
  private:
@@ -211,6 +214,7 @@ class Parser {
     const std::string& word = t[0].value;
     if (!t[0].key.empty()) fail(fmt::format("expected a statement, got '{}={}'", t[0].key, word));
     if (!seen_header_) return header(t);
+    if (compiled_for(t)) return;
     if (word == "chip") return chip(t);
     if (word == "layer") return layer(t);
     if (word == "sem") return semaphore(t);
@@ -223,12 +227,103 @@ class Parser {
     if (t.size() != 2 || t[0].value != "systolic-trace")
       fail("expected the header 'systolic-trace <version>' on the first line");
     if (t[1].value != std::to_string(kTraceFormatVersion))
-      fail(fmt::format("trace format version {} is not supported (this build reads version {})",
+      fail(fmt::format("trace format version {} is not supported (this build reads version {}): recompile the "
+                       "trace with `systolic compile`",
                        t[1].value, kTraceFormatVersion));
     seen_header_ = true;
   }
 
+  // The header lines between 'systolic-trace' and 'chip', what the program was compiled for:
+  // each once (a 'config' line once per key). False for a word that is not one of them.
+  bool compiled_for(const std::vector<Token>& t) {
+    using HeaderLines = trace_detail::HeaderLines;
+    struct Kind {
+      const char* word;
+      int HeaderLines::*at;
+      void (Parser::*read)(const std::vector<Token>&);
+    };
+    static const Kind kinds[] = {{"dataflow", &HeaderLines::dataflow, &Parser::dataflow_line},
+                                 {"memory", &HeaderLines::memory, &Parser::memory_line},
+                                 {"dtypes", &HeaderLines::dtypes, &Parser::dtypes_line},
+                                 {"system", &HeaderLines::system, &Parser::system_line},
+                                 {"config_hash", &HeaderLines::hash, &Parser::hash_line},
+                                 {"config", nullptr, &Parser::config_line}};
+    for (const Kind& k : kinds) {
+      if (t[0].value != k.word) continue;
+      if (seen_chip_) fail(fmt::format("'{}' belongs to the header, before the 'chip' line", k.word));
+      if (k.at) {
+        if (at_.*k.at) fail(fmt::format("'{}' given twice (first on line {})", k.word, at_.*k.at));
+        at_.*k.at = line_;
+      }
+      (this->*k.read)(t);
+      return true;
+    }
+    return false;
+  }
+
+  // The value of a '<word> <value>' line.
+  const std::string& single_value(const std::vector<Token>& t) {
+    if (t.size() != 2 || !t[1].key.empty()) fail(fmt::format("expected '{} <value>'", t[0].value));
+    return t[1].value;
+  }
+
+  void dataflow_line(const std::vector<Token>& t) {
+    const std::string& name = single_value(t);
+    const auto d = parse_dataflow(name);
+    if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", name, dataflow_choices()));
+    header_.dataflow = *d;
+  }
+
+  void hash_line(const std::vector<Token>& t) { header_.config_hash = parse_unsigned(single_value(t)); }
+
+  void memory_line(const std::vector<Token>& t) {
+    Fields f(t, 1);
+    const std::string ideal = f.text("ideal");
+    f.expect_consumed({"ideal"});
+    if (ideal != "true" && ideal != "false") fail(fmt::format("key 'ideal': expected true or false, got '{}'", ideal));
+    header_.memory_ideal = ideal == "true";
+  }
+
+  void system_line(const std::vector<Token>& t) {
+    Fields f(t, 1);
+    header_.chips = f.integer("chips", 1);
+    header_.chip = f.integer("chip", 0);
+    f.expect_consumed({"chips", "chip"});
+  }
+
+  // dtypes <config key>=<dtype>...
+  void dtypes_line(const std::vector<Token>& t) {
+    Fields f(t, 1);  // rejects a bare word and a key given twice
+    for (size_t i = 1; i < t.size(); ++i)
+      header_.dtypes.push_back({t[i].key, std::string(dtype_name(f.dtype(t[i].key.c_str())))});
+  }
+
+  // config <key> <value>: one key the program or its timing depends on.
+  void config_line(const std::vector<Token>& t) {
+    if (t.size() != 3 || !t[1].key.empty() || !t[2].key.empty()) fail("expected 'config <key> <value>'");
+    const auto [it, added] = at_.config.emplace(t[1].value, line_);
+    if (!added) fail(fmt::format("config key '{}' given twice (first on line {})", t[1].value, it->second));
+    header_.config.push_back({t[1].value, t[2].value});
+  }
+
+  // At the 'chip' line the header is complete: check it against the config.
+  void finish_header() {
+    const std::pair<const char*, int> needed[] = {{"dataflow", at_.dataflow}, {"memory", at_.memory},
+                                                  {"dtypes", at_.dtypes},     {"system", at_.system},
+                                                  {"config_hash", at_.hash}};
+    for (const auto& [word, at] : needed)
+      if (!at)
+        fail(fmt::format("expected a '{}' line before 'chip' (the header `systolic compile` writes, "
+                         "docs/trace-format.md)",
+                         word));
+    std::sort(header_.config.begin(), header_.config.end(),
+              [](const ConfigLine& a, const ConfigLine& b) { return a.key < b.key; });
+    trace_detail::check_header(header_, at_, config_, name_);
+  }
+
   void chip(const std::vector<Token>& t) {
+    if (seen_chip_) fail("'chip' given twice");
+    finish_header();
     Fields f(t, 1);
     const int64_t rows = f.integer("rows", 1), cols = f.integer("cols", 1), mxus = f.integer("mxus", 1);
     f.expect_consumed({"rows", "cols", "mxus"});
@@ -416,6 +511,8 @@ class Parser {
   std::string name_;
   const ChipConfig& config_;
   Program program_;
+  TraceHeader header_;
+  trace_detail::HeaderLines at_;
   int line_ = 0;
   bool seen_header_ = false, seen_chip_ = false;
   std::map<std::string, int> sems_;
@@ -424,13 +521,13 @@ class Parser {
 
 }  // namespace
 
-Program parse_trace(const std::string& text, const std::string& name, const ChipConfig& config) {
-  Program program = Parser(name, config).parse(text);
-  require_program_fits(config, program, name);
-  return program;
+Trace parse_trace(const std::string& text, const std::string& name, const ChipConfig& config) {
+  Trace trace = Parser(name, config).parse(text);
+  require_program_fits(config, trace.program, name);
+  return trace;
 }
 
-Program read_trace(const std::string& path, const ChipConfig& config) {
+Trace read_trace(const std::string& path, const ChipConfig& config) {
   std::ifstream f(path);
   if (!f) throw InputError(fmt::format("{}: cannot open trace file", path));
   std::stringstream ss;

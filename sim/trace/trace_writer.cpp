@@ -32,10 +32,10 @@ struct FieldWriter {
 
 }  // namespace
 
-std::string write_trace(const Program& program, const ChipConfig& config) {
+std::string write_trace(const Program& program, const ChipConfig& config, int64_t chip) {
   using trace_detail::quote;
-  std::string out = fmt::format("systolic-trace {}\n", kTraceFormatVersion);
-  out += fmt::format("chip rows={} cols={} mxus={}\n\n", config.mxu.rows, config.mxu.cols,
+  std::string out = write_trace_header(trace_header_for(config, chip));
+  out += fmt::format("\nchip rows={} cols={} mxus={}\n\n", config.mxu.rows, config.mxu.cols,
                      config.mxu.count);
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];

@@ -1,9 +1,11 @@
 """Shared fixtures: where the build and the repository are."""
+import functools
 import json
 import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -46,3 +48,14 @@ def run_cli(*args, check=True, cwd=None):
 def run_report(*args, outdir):
     run_cli("run", *args, "-o", outdir, "-q")
     return json.loads((pathlib.Path(outdir) / "report.json").read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_header(config, *args):
+    """The header `systolic compile` writes for `config` (and --set args): its lines before the
+    'chip' line, which a hand-written trace for that config starts with."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = pathlib.Path(tmp) / "header.trace"
+        run_cli("compile", "-c", config, "-w", REPO / "traces" / "gemms" / "example.yaml", *args, "-o", trace)
+        lines = trace.read_text().splitlines()
+    return tuple(lines[:next(i for i, line in enumerate(lines) if line.startswith("chip "))])

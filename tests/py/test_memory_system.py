@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import REPO, run_cli, run_report
+from conftest import REPO, compiled_header, run_cli, run_report
 
 V4I = REPO / "configs" / "tpu-v4i.yaml"
 TINY = REPO / "configs" / "tiny-4x4.yaml"
@@ -17,8 +17,10 @@ def write(path, text):
     return path
 
 
-def trace_header(layers=1):
-    lines = ["systolic-trace 1", "chip rows=128 cols=128 mxus=4"]
+def trace_header(layers=1, sets=()):
+    """The header `systolic compile` writes for V4I with `sets` (--set arguments), the chip line
+    and `layers` declared layers: what each hand-written trace below starts with."""
+    lines = list(compiled_header(V4I, *sets)) + ["chip rows=128 cols=128 mxus=4"]
     lines += [f"layer {i} name=l{i} kind=matmul m=1 k=1 n=1 dtype=bf16 repeat=1 macs=1 source=test"
               for i in range(layers)]
     return lines
@@ -102,8 +104,9 @@ def pingpong_trace(tmp_path, name, tiles, m, double, rate):
     mxu0 multiplies [m, 128] x [128, 128] on each. Double buffering alternates two buffers and
     lets the DMA run up to two tiles ahead; single buffering waits for the MXU each time."""
     copies = 2 if double else 1
-    lines = trace_header() + [f"buffer w{p} space=weights offset={p * 32768} bytes=32768"
-                              for p in range(copies)]
+    sets = ("--set", f"hbm.data_rate_gbps={rate}")
+    lines = trace_header(sets=sets) + [f"buffer w{p} space=weights offset={p * 32768} bytes=32768"
+                                       for p in range(copies)]
     lines += [f"sem full{p}" for p in range(copies)] + [f"sem free{p}" for p in range(copies)]
     dma, mxu = ["stream dma0"], ["stream mxu0"]
     for t in range(tiles):
@@ -114,8 +117,8 @@ def pingpong_trace(tmp_path, name, tiles, m, double, rate):
         mxu.append(f"  matmul layer=0 m={m} k=128 n=128 n0=0 dtype=bf16 wait=full{p}>={t // copies + 1} "
                    f"signal=free{p}")
     t = write(tmp_path / f"{name}.trace", "\n".join(lines + dma + mxu) + "\n")
-    return run_report("-c", V4I, "-t", t, "--set", "memory.ideal=false",
-                      "--set", f"hbm.data_rate_gbps={rate}", outdir=tmp_path / name)["totals"]["cycles"]
+    return run_report("-c", V4I, "-t", t, "--set", "memory.ideal=false", *sets,
+                      outdir=tmp_path / name)["totals"]["cycles"]
 
 
 # One MXU takes a 32 KiB tile in 128 cycles of weight loading, faster than HBM2 delivers it

@@ -182,6 +182,10 @@ def test_compile_and_run_a_trace_like_the_cli(tmp_path):
     cli("run", "-c", TINY, "-t", tmp_path / "cli.trace", "-o", out, "-q")
     res = systolic.run(cfg, trace=tmp_path / "cli.trace")
     assert res.to_dict() == json.loads((out / "report.json").read_text())
+    assert res.to_dict()["trace"]["compiled_for"]["dtypes"] == {"mxu.dtype": "int8"}
+    # Another array than the one it was compiled for: refused with the key and both values.
+    with pytest.raises(systolic.InputError, match=r"cli.trace:\d+: compiled for mxu.cols = 4, but the config has 8"):
+        systolic.run(systolic.load_config(TINY, {"mxu.cols": 8}), trace=tmp_path / "cli.trace")
     with pytest.raises(systolic.InputError, match="give a workload"):
         systolic.run(cfg)
     with pytest.raises(systolic.InputError, match="give a workload"):

@@ -192,13 +192,15 @@ TEST_CASE("A chip's program with ICI messages survives the trace format", "[ici]
   Workload w = one_collective(CollectiveKind::all_reduce, 1 << 20);
   w.gemms.push_back({"g", 64, 32, 16, {}, 1, "t:1"});
   const Program p = compile(c, w, 5);
-  const std::string text = write_trace(p, c);
+  const std::string text = write_trace(p, c, 5);
   CHECK(text.find("stream ici0") != std::string::npos);
   CHECK(text.find("send layer=0 msg=") != std::string::npos);
-  CHECK(write_trace(parse_trace(text, "chip5.trace", c), c) == text);
-  // A single-chip config has no ICI engine to run it on.
+  CHECK(text.find("\nsystem chips=8 chip=5\n") != std::string::npos);
+  const Trace back = parse_trace(text, "chip5.trace", c);
+  CHECK(write_trace(back.program, c, back.header.chip) == text);
+  // A single-chip config is another system: the header names the keys that differ.
   CHECK_THROWS_WITH(parse_trace(text, "chip5.trace", testing::tiny_chip(1, MxuModel::fast)),
-                    Catch::Contains("chip5.trace:") && Catch::Contains("ici0 only on multi-chip configs"));
+                    Catch::Contains("chip5.trace:") && Catch::Contains("ici.topology = torus2d, but the config has none"));
 }
 
 TEST_CASE("With a real memory system messages move HBM to HBM, every byte read once and written once", "[ici]") {
