@@ -82,7 +82,7 @@ void validate_config(const ChipConfig& config) {
   // system holds tiles: with memory.ideal the scratchpads are not used.)
   if (config.memory.ideal) return;
   const uint64_t copies = config.dma.double_buffer ? 2 : 1;
-  const uint64_t width = static_cast<uint64_t>(dtype_bytes(config.mxu.dtype));
+  const uint64_t width = dtype_storage_bytes(config.mxu.dtype, 1);
   const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);
   const std::pair<const ScratchpadConfig*, uint64_t> needs[] = {
       {&config.sram.weights, copies * r * c * width},

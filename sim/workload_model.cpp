@@ -72,7 +72,10 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.m = g->m;
           gemm.k = g->k;
           gemm.n = g->n;
-          gemm.dtype = lowered.dtype;
+          // Activations in and out; B (weights, KV cache) in its own type when that differs.
+          gemm.dtype = lowered.precision.activations;
+          if (g->b_type(lowered.precision) != *gemm.dtype) gemm.b_dtype = g->b_type(lowered.precision);
+          gemm.fp8_scale = lowered.precision.fp8_scale;
           gemm.repeat = op.repeat;
           gemm.source = lowered.source;
           if (op.kind == OpKind::attention) gemm.kind = "attention";
@@ -84,7 +87,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
         }
         VectorWork v;
         v.name = op_name;
-        v.op = op.vpu_op(lowered.dtype);
+        v.op = op.vpu_op(lowered.precision.activations);
         v.repeat = op.repeat;
         v.after_gemms = w.gemms.size();
         v.source = path;

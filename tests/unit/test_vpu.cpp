@@ -55,10 +55,10 @@ TEST_CASE("vector kinds have names that parse back", "[vpu]") {
     REQUIRE(kind);
     CHECK(vector_kind_name(*kind) == name);
   }
-  CHECK(vector_kind_names().size() == 9);
+  CHECK(vector_kind_names().size() == 10);
   CHECK(!parse_vector_kind("Softmax"));
   CHECK(!parse_vector_kind("tanh"));
-  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope");
+  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
 }
 
 TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
@@ -71,7 +71,7 @@ TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
                        Row{VectorKind::relu, 1, 0, 0}, Row{VectorKind::gelu, 12, 0, 0},
                        Row{VectorKind::silu, 11, 0, 0}, Row{VectorKind::rmsnorm, 4, 1, 6},
                        Row{VectorKind::layernorm, 7, 2, 7}, Row{VectorKind::softmax, 8, 2, 4},
-                       Row{VectorKind::rope, 4, 0, 0}}) {
+                       Row{VectorKind::rope, 4, 0, 0}, Row{VectorKind::dequantize, 1, 0, 0}}) {
     INFO(vector_kind_name(r.kind));
     const VectorCost c = vector_cost(kDefault, r.kind);
     CHECK(c.elem_ops == r.elem);
@@ -149,6 +149,13 @@ TEST_CASE("VpuOp overload, traffic and overflow", "[vpu]") {
   const VpuTraffic add = vpu_traffic({VectorKind::add, 4, 8, DType::fp32});
   CHECK(add.bytes_read == 2 * 4 * 8 * 4);
   CHECK(add.bytes_written == 4 * 8 * 4);
+  // Dequantise reads packed integers and writes the float type: int4 [3, 5] is ceil(15 / 2) B
+  // in, 15 x 2 B of bf16 out; one scale multiply per value (8 x 128 values: one vreg op).
+  VpuOp deq{VectorKind::dequantize, 3, 5, DType::int4};
+  deq.to_dtype = DType::bf16;
+  CHECK(vpu_traffic(deq).bytes_read == 8);
+  CHECK(vpu_traffic(deq).bytes_written == 30);
+  CHECK(vpu_vreg_ops(kDefault, VectorKind::dequantize, 8, 128) == 1);
   CHECK_THROWS_AS(vpu_cycles(kDefault, VpuOp{VectorKind::add, -1, 4, DType::bf16}),
                   std::invalid_argument);
   CHECK_THROWS_AS(vpu_cycles(kDefault, VectorKind::gelu, UINT64_MAX, UINT64_MAX),
