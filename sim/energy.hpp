@@ -44,7 +44,7 @@ struct EnergyCounts {
   uint64_t hbm_read = 0, hbm_written = 0;
   uint64_t dma_bytes = 0;
   uint64_t vpu_ops = 0;                  // element operations
-  uint64_t vpu_vmem_read = 0, vpu_vmem_write = 0;
+  std::array<uint64_t, 3> vpu_sram_read{}, vpu_sram_write{};  // vmem; weights (dequantise)
   uint64_t ici_bytes = 0;
   int64_t mxus = 1;
   double seconds = 0;

@@ -168,6 +168,10 @@ TEST_CASE("W8A16 GEMM: DMA bytes per operand width, one dequantise of K x N per 
   CHECK(vpu_ops == K * N);
   CHECK(macs_bf16 == M * K * N);
   CHECK(r.hbm.bytes_read == M * K * 2 + K * N);
+  // The weight buffer: the DMA writes K x N int8 bytes, the dequantise reads them and writes
+  // K x N bf16 in place, the MXUs read that once (one block of rows).
+  CHECK(r.scratchpads[kWeights].bytes_written == K * N + 2 * K * N);
+  CHECK(r.scratchpads[kWeights].bytes_read == K * N + 2 * K * N);
   // int4: half a byte per weight from HBM, the same dequantise.
   w.gemms = {gemm(M, K, N, DType::bf16, DType::int4)};
   const Moved m4 = moved(compile(cfg, w));

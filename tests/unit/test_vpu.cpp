@@ -187,25 +187,35 @@ TEST_CASE("the VPU engine advances SystemC time by the closed form", "[vpu]") {
   FreshContext context;
   SemaphoreBank semaphores(0);
   Scratchpad vmem({"vmem", 16ull << 20, 32, 1024, 2});
+  Scratchpad weights({"weights", 16ull << 20, 32, 1024, 2});
   VpuEngine engine("vpu", EngineId{}, {}, semaphores, kDefault);
-  engine.attach_vmem(&vmem);
+  engine.attach_scratchpads(&vmem, &weights);
+  VpuOp dequantize{VectorKind::dequantize, 256, 256, DType::int8};
+  dequantize.to_dtype = DType::bf16;
   const std::vector<VpuOp> work{{VectorKind::add, 1024, 768, DType::bf16},
                                 {VectorKind::softmax, 12 * 1024, 1024, DType::bf16},
                                 {VectorKind::rmsnorm, 0, 4096, DType::bf16},
-                                {VectorKind::rmsnorm, 1, 4096, DType::bf16}};
+                                {VectorKind::rmsnorm, 1, 4096, DType::bf16},
+                                dequantize};
   Driver driver("driver", engine, work);
   sc_core::sc_start();
-  REQUIRE(driver.done.size() == 4);
-  CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82});
-  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82});
+  REQUIRE(driver.done.size() == 5);
+  // Dequantise [256, 256]: 32 x 2 vregs, one multiply each: 8 + 64 / 2 cycles.
+  CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82, 40});
+  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
   const VpuStats& s = engine.stats();
-  CHECK(s.instructions == 4);
-  CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096);
-  CHECK(s.busy_cycles == 392 + 73736 + 82);
-  CHECK(s.vreg_ops == 768 + 147456 + 148);
+  CHECK(s.instructions == 5);
+  CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096 + 65536);
+  CHECK(s.busy_cycles == 392 + 73736 + 82 + 40);
+  CHECK(s.vreg_ops == 768 + 147456 + 148 + 64);
   CHECK(s.bytes_read == (2ull * 1024 * 768 + 12ull * 1024 * 1024 + 4096) * 2);
   CHECK(vmem.bytes_read() == s.bytes_read);
   CHECK(vmem.bytes_written() == s.bytes_written);
+  // The dequantise works in the weight buffer: int8 in, bf16 out.
+  CHECK(weights.bytes_read() == 65536);
+  CHECK(weights.bytes_written() == 2 * 65536);
+  CHECK(s.weights_bytes_read == 65536);
+  CHECK(s.weights_bytes_written == 2 * 65536);
 }
 
 TEST_CASE("the VPU engine rejects a bad config and a bad op", "[vpu]") {
