@@ -97,6 +97,9 @@ struct WorkloadOptions {
   std::string routing = "uniform";  // uniform | skewed (Zipf)
   double skew = 1.0;
   uint64_t routing_seed = 1;
+  // Overrides of the model file's weight_dtype, activation_dtype and kv_dtype (--weight-dtype
+  // etc., docs/precision.md); "" keeps the file's. Checked like the file's keys.
+  std::string weight_dtype, activation_dtype, kv_dtype;
 };
 
 // Reads a GEMM list, a SCALE-Sim CSV or a transformer model (a YAML file with `d_model`),

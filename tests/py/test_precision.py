@@ -3,7 +3,7 @@ bytes their widths say and no MAC more or less; a trace with dequantise ops and 
 replays to the same report; impossible type combinations exit 2 naming the key."""
 import pytest
 
-from conftest import REPO, run_cli, run_report
+from conftest import REPO, require_python_module, run_cli, run_report
 
 V4I = REPO / "configs" / "tpu-v4i.yaml"
 MODELS = REPO / "traces" / "models"
@@ -92,3 +92,33 @@ def test_operand_left_to_the_chip_is_checked_at_compile_time(systolic_bin, tmp_p
     proc = run_cli("run", "-c", V4I, "-w", w, "--set", "mxu.dtype=fp8_e4m3", "-o", tmp_path / "o", check=False)
     assert proc.returncode == 2
     assert "GEMM 'g': operands fp8_e4m3 x int8" in proc.stderr and "mxu.dtype = fp8_e4m3" in proc.stderr
+
+
+def test_cli_and_python_overrides_match_the_preset(systolic_bin, tmp_path):
+    # --weight-dtype int8 over the bf16 file is the W8A16 preset, to the byte and the cycle.
+    preset = decode("llama2-7b-w8a16.yaml", tmp_path)
+    flag = run_report("-c", V4I, "-w", MODELS / "llama2-7b.yaml", "--bucket", "1x128", "--phase", "decode",
+                      "--weight-dtype", "int8", *REAL_MEMORY, outdir=tmp_path / "flag")
+    assert flag["totals"] == preset["totals"]
+    systolic = require_python_module()  # skips only this test when the module is not built
+    config = systolic.load_config(V4I, ["memory.ideal=false", "hbm.capacity_bytes=32 GiB"])
+    py = systolic.run(config, MODELS / "llama2-7b.yaml", bucket="1x128", phase="decode", weight_dtype="int8")
+    assert py.totals["hbm_bytes_read"] == preset["totals"]["hbm_bytes_read"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--kv-dtype", "int4"], "key 'kv_dtype': int4 with activation_dtype bf16"),
+    (["--weight-dtype", "int3"], "--weight-dtype 'int3': expected one of int8, fp8_e4m3, fp8_e5m2, bf16, fp16, "
+                                 "fp32, int4 (did you mean 'int8'?)"),
+])
+def test_bad_override_exits_2(systolic_bin, tmp_path, args, needle):
+    proc = run_cli("run", "-c", V4I, "-w", MODELS / "llama2-7b.yaml", "--bucket", "1x16", *args,
+                   "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
+    assert not (tmp_path / "o" / "report.json").exists()
+
+
+def test_override_on_a_gemm_list_is_an_error(systolic_bin, tmp_path):
+    proc = run_cli("run", "-c", V4I, "-w", REPO / "traces" / "gemms" / "example.yaml", "--weight-dtype", "int8",
+                   "-o", tmp_path / "o", check=False)
+    assert proc.returncode == 2 and "a GEMM list gives a_dtype and b_dtype per entry" in proc.stderr
