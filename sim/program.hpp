@@ -33,7 +33,7 @@ struct MatmulOp {
   DType dtype = DType::bf16;  // what the array multiplies in (its MAC energy)
   // Mixed precision (models/mxu/operands.hpp): A and B as they sit in the scratchpads when
   // they differ from `dtype` (widened on the way into the array); unset: `dtype`.
-  std::optional<DType> a_dtype, b_dtype;
+  std::optional<DType> a_dtype{}, b_dtype{};
   // Static scales of fp8 operands: compile-time constants the output is multiplied by.
   double a_scale = 1.0, b_scale = 1.0;
   DType a() const { return a_dtype.value_or(dtype); }

@@ -36,8 +36,8 @@ struct Gemm {
   // Mixed precision (docs/precision.md): A (activations, also the output's type) and B
   // (weights or KV cache) when they differ from `dtype`; models/mxu/operands.hpp says which
   // pairs exist and what the MXU computes them in.
-  std::optional<DType> a_dtype;
-  std::optional<DType> b_dtype;
+  std::optional<DType> a_dtype{};
+  std::optional<DType> b_dtype{};
   double fp8_scale = 1.0;      // static scale of every fp8 operand: a compile-time constant
 
   DType a_type(DType chip) const { return a_dtype.value_or(dtype.value_or(chip)); }
@@ -99,7 +99,7 @@ struct WorkloadOptions {
   uint64_t routing_seed = 1;
   // Overrides of the model file's weight_dtype, activation_dtype and kv_dtype (--weight-dtype
   // etc., docs/precision.md); "" keeps the file's. Checked like the file's keys.
-  std::string weight_dtype, activation_dtype, kv_dtype;
+  std::string weight_dtype{}, activation_dtype{}, kv_dtype{};
 };
 
 // Reads a GEMM list, a SCALE-Sim CSV or a transformer model (a YAML file with `d_model`),

@@ -68,7 +68,7 @@ struct VpuOp {
   int64_t rows = 0;
   int64_t cols = 0;
   DType dtype = DType::bf16;  // storage type of the operands in VMEM (sizes traffic only)
-  std::optional<DType> to_dtype;  // dequantize: the float type it writes (unset: dtype)
+  std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
 };
 
 struct VpuConfigIssue {

@@ -371,10 +371,13 @@ std::optional<PrecisionIssue> check_precision(const Precision& p) {
   }
   const std::string kv(dtype_name(p.kv_cache));
   if (std::find(kv_types.begin(), kv_types.end(), kv) == kv_types.end())
-    return PrecisionIssue{"kv_dtype", fmt::format("key 'kv_dtype': {} with activation_dtype {}; expected one of {} "
-                                                  "(an integer KV cache under float queries would need a "
-                                                  "dequantise step inside attention, which is not modelled)",
-                                                  kv, dtype_name(p.activations), names(kv_types))};
+    return PrecisionIssue{"kv_dtype",
+                          fmt::format("key 'kv_dtype': {} with activation_dtype {}; expected one of {}{}", kv,
+                                      dtype_name(p.activations), names(kv_types),
+                                      dtype_is_float(p.activations)
+                                          ? " (an integer KV cache under float queries would need a dequantise "
+                                            "step inside attention, which is not modelled)"
+                                          : " (int8 queries read an int8 cache)")};
   return std::nullopt;
 }
 

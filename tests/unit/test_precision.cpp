@@ -143,11 +143,17 @@ TEST_CASE("fp8 KV cache: half of bf16, the closed form 2 x layers x kv_heads x h
 }
 
 TEST_CASE("W8A16 GEMM: DMA bytes per operand width, one dequantise of K x N per weight load", "[precision]") {
-  // [128, 512] x [512, 256] fits every scratchpad of tpu-v4i in one tile each.
+  // tests/data/workload_w8a16.yaml: [128, 512] x [512, 256], one block of rows on tpu-v4i (the
+  // weights in a few tiles, each loaded once).
   const int64_t M = 128, K = 512, N = 256;
-  Workload w;
-  w.name = "w8a16";
-  w.gemms = {gemm(M, K, N, DType::bf16, DType::int8)};
+  const Workload list = load_workload(std::string(SYSTOLIC_TEST_DATA) + "/workload_w8a16.yaml");
+  REQUIRE(list.gemms.size() == 2);
+  CHECK(list.gemms[0].a_dtype == DType::bf16);
+  CHECK(list.gemms[0].b_dtype == DType::int8);
+  CHECK(list.gemms[1].a_type(DType::fp32) == DType::bf16);
+  CHECK(list.gemms[1].b_type(DType::fp32) == DType::int4);
+  Workload w = list;
+  w.gemms = {list.gemms[0]};
   const ChipConfig cfg = v4i();
   const Program p = compile(cfg, w);
   const Moved m = moved(p);
@@ -173,7 +179,7 @@ TEST_CASE("W8A16 GEMM: DMA bytes per operand width, one dequantise of K x N per 
   CHECK(r.scratchpads[kWeights].bytes_written == K * N + 2 * K * N);
   CHECK(r.scratchpads[kWeights].bytes_read == K * N + 2 * K * N);
   // int4: half a byte per weight from HBM, the same dequantise.
-  w.gemms = {gemm(M, K, N, DType::bf16, DType::int4)};
+  w.gemms = {list.gemms[1]};
   const Moved m4 = moved(compile(cfg, w));
   CHECK(m4.hbm_read == M * K * 2 + K * N / 2);
   CHECK(m4.dequantize_elements == K * N);
