@@ -18,11 +18,11 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-// Bytes per element of the weights: the first matmul's operand type (a transformer model has
-// one dtype for all of them).
-int weight_bytes(const ChipConfig& config, const Workload& workload) {
+// Bits per element of the weights: the first matmul's B operand type (a transformer model has
+// one weight type for all of them).
+int weight_bits(const ChipConfig& config, const Workload& workload) {
   for (const Gemm& g : workload.gemms)
-    if (g.kind == "matmul") return dtype_bytes(g.dtype.value_or(config.mxu.dtype));
+    if (g.kind == "matmul") return dtype_bits(g.b_type(config.mxu.dtype));
   return 0;
 }
 
@@ -53,9 +53,10 @@ std::vector<std::string> hints(const ChipConfig& config, const Workload& workloa
                                const compile_detail::HbmFootprint& f) {
   std::vector<std::string> out;
   if (std::string tp = tp_hint(config, f, workload.tp); !tp.empty()) out.push_back(std::move(tp));
-  if (const int bytes = weight_bytes(config, workload); bytes > 1 && f.weights > 0)
-    out.push_back(fmt::format("int8 weights (dtype: int8; the weights would take {:.2f} GB)",
-                              static_cast<double>(f.weights) / bytes / kGB));
+  if (const int bits = weight_bits(config, workload); bits > 8 && f.weights > 0)
+    out.push_back(fmt::format("int8 weights (weight_dtype: int8 or --weight-dtype int8; the weights would "
+                              "take {:.2f} GB)",
+                              static_cast<double>(f.weights) * 8 / bits / kGB));
   if (f.kv_cache > 0 && f.weights + f.activations < config.hbm.capacity_bytes)  // else no bucket fits
     out.push_back(fmt::format("a smaller bucket: fewer decode slots or prefill lanes, or a shorter length "
                               "(the KV cache takes {:.2f} GB)",
@@ -93,7 +94,9 @@ void require_operand_bytes_in_range(const ChipConfig& config, const Workload& wo
   uint64_t bound = 0;
   for (const Gemm& g : workload.gemms) {
     const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-    const uint64_t e = u(dtype_bytes(g.dtype.value_or(config.mxu.dtype)));
+    // The widest operand's bytes per element, rounded up: an upper bound for every operand.
+    const uint64_t e = u((std::max({dtype_bits(g.a_type(config.mxu.dtype)), dtype_bits(g.b_type(config.mxu.dtype)),
+                                    dtype_bits(g.dtype.value_or(config.mxu.dtype))}) + 7) / 8);
     const auto bytes = [&](int64_t rows, int64_t cols) { return c.align(c.mul(c.mul(u(rows), u(cols)), e)); };
     const uint64_t transient = std::max(bytes(g.m, g.k), bytes(g.m, g.n));
     const uint64_t b = c.mul(bytes(g.k, g.n), u(g.repeat));

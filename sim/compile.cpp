@@ -20,8 +20,17 @@ std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i) 
   return {first, first + base + (i < extra ? 1 : 0)};
 }
 
+MxuOperands operands_of(const ChipConfig& config, const Gemm& g) {
+  const DType a = g.a_type(config.mxu.dtype), b = g.b_type(config.mxu.dtype);
+  auto ops = mxu_operands(a, b);
+  if (const auto* why = std::get_if<std::string>(&ops))
+    throw InputError(fmt::format("{}: GEMM '{}': operands {} x {}: {} (types not given default to mxu.dtype = {})",
+                                 g.source, g.name, dtype_name(a), dtype_name(b), *why, dtype_name(config.mxu.dtype)));
+  return std::get<MxuOperands>(ops);
+}
+
 LayerInfo layer_info(const ChipConfig& config, const Gemm& g) {
-  LayerInfo info{g.name, g.m, g.k, g.n, g.dtype.value_or(config.mxu.dtype), g.repeat, 0, g.source, g.kind};
+  LayerInfo info{g.name, g.m, g.k, g.n, operands_of(config, g).compute, g.repeat, 0, g.source, g.kind};
   // Rows of real work: all m x repeat, or fewer when the rest pads the static shape.
   const uint64_t rows = g.useful_rows >= 0 ? static_cast<uint64_t>(std::min(g.useful_rows, g.m * g.repeat))
                                            : static_cast<uint64_t>(g.m) * static_cast<uint64_t>(g.repeat);

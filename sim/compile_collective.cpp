@@ -48,7 +48,7 @@ class Lowering {
   std::vector<SemWait> ring(const RingPhase& ph, std::vector<SemWait> before) {
     const int64_t n = static_cast<int64_t>(ph.members.size());
     if (n < 2) return before;
-    const uint64_t w = static_cast<uint64_t>(dtype_bytes(c_.dtype));
+    const uint64_t w = dtype_storage_bytes(c_.dtype, 1);  // the readers reject int4 here: whole bytes
     struct Way {
       int dir;
       uint64_t base, bytes;

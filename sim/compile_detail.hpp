@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/mxu/operands.hpp"
 #include "sim/config.hpp"
 #include "sim/program.hpp"
 #include "sim/workload.hpp"
@@ -17,7 +18,12 @@ namespace systolic::compile_detail {
 // MXUs taking one more fold when they do not divide evenly.
 std::pair<int64_t, int64_t> fold_share(int64_t folds, int64_t count, int64_t i);
 
-// The layer table entry of a GEMM; throws InputError when its MAC count overflows.
+// A GEMM's operand types on this chip (models/mxu/operands.hpp); throws InputError naming the
+// entry when the MXU cannot multiply the pair.
+MxuOperands operands_of(const ChipConfig& config, const Gemm& g);
+
+// The layer table entry of a GEMM (dtype: what the MXU computes in); throws InputError when
+// its MAC count overflows.
 LayerInfo layer_info(const ChipConfig& config, const Gemm& g);
 
 // The layer table entry of vector work (kind "vector": m = rows, k = 1, n = cols, no MACs).

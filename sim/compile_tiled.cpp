@@ -46,7 +46,23 @@ Copies copies_of(const ChipConfig& c) {
           static_cast<int64_t>(c.sram.accumulators.capacity_bytes) / n};
 }
 
-DType dtype_of(const ChipConfig& c, const Gemm& g) { return g.dtype.value_or(c.mxu.dtype); }
+// Operand widths (docs/precision.md): A is loaded and C stored in the activation type; B moves
+// from HBM in its own (packed) type and sits in the weight buffer as the array reads it (an
+// integer B widened by the VPU's dequantise op to the compute type, in place).
+struct Widths {
+  MxuOperands ops;
+  int64_t a = 0;    // bytes per activation (A in vmem, C in HBM)
+  int64_t buf = 0;  // bytes per B value in the weight buffer
+  uint64_t b_bytes(uint64_t values) const { return dtype_storage_bytes(ops.b, values); }  // B in HBM, packed
+};
+
+Widths widths_of(const ChipConfig& c, const Gemm& g) {
+  Widths w;
+  w.ops = operands_of(c, g);
+  w.a = static_cast<int64_t>(dtype_storage_bytes(w.ops.a, 1));
+  w.buf = static_cast<int64_t>(dtype_storage_bytes(w.ops.dequantize_b ? w.ops.compute : w.ops.b, 1));
+  return w;
+}
 
 struct Tiling {
   int64_t m = 0, k = 0, n = 0;
@@ -57,20 +73,21 @@ struct Tiling {
 // load (which nothing can hide) is a small part of the layer.
 constexpr int64_t kMinWeightTiles = 16;
 
-Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
-  const int64_t w = dtype_bytes(dtype), R = c.mxu.rows, C = c.mxu.cols, P = c.mxu.count;
+Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
+  const Widths ww = widths_of(c, g);
+  const int64_t a = ww.a, w = ww.buf, R = c.mxu.rows, C = c.mxu.cols, P = c.mxu.count;
   const Copies cap = copies_of(c);
   const int64_t copies = cap.count, wcap = cap.weights, vcap = cap.vmem, acap = cap.acc;
   const auto fail = [&](const std::string& why) {
     throw InputError(fmt::format("{}: layer '{}' ({}x{}x{} {}): no tiling fits: {}", g.source, g.name, g.m,
-                                 g.k, g.n, dtype_name(dtype), why));
+                                 g.k, g.n, dtype_name(ww.ops.compute), why));
   };
-  if (g.k * w > vcap)
+  if (g.k * a > vcap)
     fail(fmt::format("one row of activations (K={} x {} B) needs {} B of vmem{}, but sram.vmem_bytes = {}",
-                     g.k, w, g.k * w * copies, copies > 1 ? " (ping and pong)" : "",
+                     g.k, a, g.k * a * copies, copies > 1 ? " (ping and pong)" : "",
                      c.sram.vmem.capacity_bytes));
   Tiling t;
-  t.m = std::min(g.m, vcap / (g.k * w));
+  t.m = std::min(g.m, vcap / (g.k * a));
   // Output columns: as many as the accumulators hold for the whole activation block, at least
   // one column fold per MXU, in whole groups of P folds so every MXU gets the same share.
   t.n = std::min(g.n, std::max(C * P, acap / (t.m * 4) / (C * P) * (C * P)));
@@ -95,9 +112,10 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, DType dtype) {
   // once per block of rows.
   const int64_t blocks = ceil_div(g.m, t.m), panel = std::min(g.n, wcap / (g.k * w) / t.n * t.n);
   if (blocks > 1 && panel >= t.n) {
-    using u128 = unsigned __int128;
-    const u128 a = static_cast<u128>(g.m) * static_cast<u128>(g.k), b = static_cast<u128>(g.k) * static_cast<u128>(g.n);
-    if (b + a * static_cast<u128>(ceil_div(g.n, panel)) < a + b * static_cast<u128>(blocks)) t.panel = panel;
+    using u128 = unsigned __int128;  // bits moved from HBM either way
+    const u128 ab = static_cast<u128>(g.m) * static_cast<u128>(g.k) * static_cast<u128>(dtype_bits(ww.ops.a)),
+               bb = static_cast<u128>(g.k) * static_cast<u128>(g.n) * static_cast<u128>(dtype_bits(ww.ops.b));
+    if (bb + ab * static_cast<u128>(ceil_div(g.n, panel)) < ab + bb * static_cast<u128>(blocks)) t.panel = panel;
   }
   return t;
 }
@@ -110,7 +128,8 @@ constexpr int64_t kMaxSlotsPerCopy = 2;
 
 struct AttentionTiling {
   int64_t m = 0, dk = 0, n = 0, dv = 0;  // one instance's Q [m, dk], K [dk, n], V [n, dv]
-  int64_t w = 0;                         // operand bytes (probabilities are stored in it too)
+  int64_t w = 0;                         // bytes of Q, probabilities and the context (activations)
+  int64_t wkv = 0;                       // bytes of K and V (the KV cache's type)
   int64_t mq = 0, kb = 0;                // query rows and keys per block
   int64_t q_blocks = 0, k_blocks = 0;
   bool resident = false;  // K and V of an instance stay in the weight buffer for all its query blocks
@@ -121,8 +140,8 @@ struct AttentionTiling {
   int64_t s_bytes() const { return mq * kb * 4; }
   int64_t acc_slot() const { return s_bytes() + mq * dv * 4; }   // scores, context (32-bit)
   int64_t kv_keys() const { return resident ? n : kb; }
-  int64_t k_bytes() const { return dk * kv_keys() * w; }
-  int64_t weight_slot() const { return k_bytes() + kv_keys() * dv * w; }  // K, V
+  int64_t k_bytes() const { return dk * kv_keys() * wkv; }
+  int64_t weight_slot() const { return k_bytes() + kv_keys() * dv * wkv; }  // K, V
 };
 
 // The softmax between GEMMs i and i+1 when they are scores -> softmax -> context of attention:
@@ -131,9 +150,11 @@ struct AttentionTiling {
 const VectorWork* attention_softmax(const ChipConfig& c, const Workload& w, size_t i) {
   if (i + 1 >= w.gemms.size()) return nullptr;
   const Gemm &s = w.gemms[i], &o = w.gemms[i + 1];
-  if (s.kind != "attention" || o.kind != "attention" || o.m != s.m || o.k != s.n || o.repeat != s.repeat ||
-      dtype_of(c, s) != dtype_of(c, o))
+  if (s.kind != "attention" || o.kind != "attention" || o.m != s.m || o.k != s.n || o.repeat != s.repeat)
     return nullptr;
+  // One operand pair for both GEMMs, and K and V read as they are (no dequantise step).
+  const MxuOperands so = operands_of(c, s), oo = operands_of(c, o);
+  if (so.a != oo.a || so.b != oo.b || so.dequantize_b) return nullptr;
   const VectorWork* found = nullptr;
   for (const VectorWork& v : w.vectors) {
     if (v.after_gemms != i + 1) continue;
@@ -156,11 +177,12 @@ const VectorWork* attention_softmax(const ChipConfig& c, const Workload& w, size
 std::optional<AttentionTiling> choose_attention_tiling(const ChipConfig& c, const Gemm& s, const Gemm& o) {
   const Copies cap = copies_of(c);
   AttentionTiling t;
-  t.m = s.m, t.dk = s.k, t.n = s.n, t.dv = o.n, t.w = dtype_bytes(dtype_of(c, s));
+  const Widths ww = widths_of(c, s);
+  t.m = s.m, t.dk = s.k, t.n = s.n, t.dv = o.n, t.w = ww.a, t.wkv = ww.buf;
   const int64_t sub = c.vpu.sublanes, rows_min = std::min(t.m, sub);
-  t.resident = (t.dk + t.dv) * t.n * t.w <= cap.weights;
+  t.resident = (t.dk + t.dv) * t.n * t.wkv <= cap.weights;
   int64_t kb_max = std::min(cap.acc / (rows_min * 4) - t.dv, cap.vmem / (rows_min * t.w) - t.dk);
-  if (!t.resident) kb_max = std::min(kb_max, cap.weights / ((t.dk + t.dv) * t.w));
+  if (!t.resident) kb_max = std::min(kb_max, cap.weights / ((t.dk + t.dv) * t.wkv));
   if (kb_max >= t.n) {
     t.kb = t.n;
   } else {
@@ -208,7 +230,7 @@ std::vector<EntryPlan> plan_entries(const ChipConfig& c, const Workload& w, bool
         continue;
       }
     }
-    if (tile) plans[i].tiling = choose_tiling(c, w.gemms[i], dtype_of(c, w.gemms[i]));
+    if (tile) plans[i].tiling = choose_tiling(c, w.gemms[i]);
   }
   return plans;
 }
@@ -236,10 +258,10 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
   uint64_t transient = 0;
   for (size_t i = 0; i < w.gemms.size(); ++i) {
     const Gemm& g = w.gemms[i];
-    const uint64_t e = static_cast<uint64_t>(dtype_bytes(dtype_of(c, g)));
+    const DType a = operands_of(c, g).a;  // inputs and outputs in the activation type
     // A fused chain reads Q (the scores' input) and writes the context (the tail's output).
-    if (!plans[i].fused_tail) transient = std::max(transient, align(g.m * g.k * e));
-    if (!plans[i].fused) transient = std::max(transient, align(g.m * g.n * e));
+    if (!plans[i].fused_tail) transient = std::max(transient, align(dtype_storage_bytes(a, g.m * g.k)));
+    if (!plans[i].fused) transient = std::max(transient, align(dtype_storage_bytes(a, g.m * g.n)));
   }
   uint64_t next = 2 * transient;
   int side = 0;
@@ -260,7 +282,7 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
       e.b_group = l.entries[i - 1].b_group;
       continue;
     }
-    e.b_stride = align(g.k * g.n * static_cast<uint64_t>(dtype_bytes(dtype_of(c, g))));
+    e.b_stride = align(dtype_storage_bytes(operands_of(c, g).b, g.k * g.n));  // packed: int4 two per byte
     e.b_group = std::max<int64_t>(1, g.b_group);
     e.b = next;
     const uint64_t held = e.b_stride * static_cast<uint64_t>(ceil_div(g.repeat, e.b_group));  // distinct Bs
@@ -402,6 +424,19 @@ class RingOperand {
   std::array<uint64_t, 2> before_{};
 };
 
+// The shares with their operands' stored types (when they differ from the compute type) and
+// the static scales of fp8 ones (docs/precision.md).
+std::vector<MatmulOp> typed(std::vector<MatmulOp> shares, const MxuOperands& o, const Gemm& g) {
+  const DType b_in_array = o.dequantize_b ? o.compute : o.b;
+  for (MatmulOp& op : shares) {
+    if (o.a != o.compute) op.a_dtype = o.a;
+    if (b_in_array != o.compute) op.b_dtype = b_in_array;
+    if (dtype_is_fp8(o.a)) op.a_scale = g.fp8_scale;
+    if (dtype_is_fp8(b_in_array)) op.b_scale = g.fp8_scale;
+  }
+  return shares;
+}
+
 void add(Instruction& i, const std::vector<SemWait>& waits) {
   i.waits.insert(i.waits.end(), waits.begin(), waits.end());
 }
@@ -439,7 +474,6 @@ class TiledCompiler {
   int weight_dma(int64_t tile) const { return dmas_ >= 4 && tile % 2 ? 3 : 0; }
   int act_dma() const { return 1 % dmas_; }
   int out_dma() const { return 2 % dmas_; }
-  DType dtype(size_t i) const { return dtype_of(config_, workload_.gemms[i]); }
 
   // compile() refused a workload that does not fit the HBM (sim/capacity.hpp), so every
   // address of the layout lies inside it.
@@ -454,8 +488,8 @@ class TiledCompiler {
   void declare_buffers() {
     uint64_t a_bytes = 0, w_bytes = 0, c_bytes = 0;
     for (size_t i = 0; i < plans_.size(); ++i) {
-      const uint64_t w = static_cast<uint64_t>(dtype_bytes(dtype(i)));
       const Gemm& g = workload_.gemms[i];
+      const Widths ww = widths_of(config_, g);
       const auto per_copy = [&](int depth, int64_t slot) {
         return static_cast<uint64_t>(ceil_div(depth, copies_) * slot);
       };
@@ -465,8 +499,8 @@ class TiledCompiler {
         c_bytes = std::max(c_bytes, per_copy(t->acc_slots, t->acc_slot()));
       } else if (!plans_[i].fused_tail) {
         const Tiling& t = plans_[i].tiling;
-        a_bytes = std::max(a_bytes, static_cast<uint64_t>(t.m * g.k) * w);
-        w_bytes = std::max(w_bytes, static_cast<uint64_t>(t.panel > 0 ? g.k * t.panel : t.k * t.n) * w);
+        a_bytes = std::max(a_bytes, static_cast<uint64_t>(t.m * g.k * ww.a));
+        w_bytes = std::max(w_bytes, static_cast<uint64_t>((t.panel > 0 ? g.k * t.panel : t.k * t.n) * ww.buf));
         c_bytes = std::max(c_bytes, static_cast<uint64_t>(t.m * t.n) * 4);
       }
     }
@@ -541,8 +575,7 @@ class TiledCompiler {
     const Tiling& t = plans_[index].tiling;
     const int layer = static_cast<int>(program_.layers.size());
     program_.layers.push_back(layer_info(config_, g));
-    const GemmTiles at{g, t, layer, program_.layers.back().dtype, hbm_.entries[index].a,
-                       hbm_.entries[index].c};
+    const GemmTiles at{g, t, layer, widths_of(config_, g), hbm_.entries[index].a, hbm_.entries[index].c};
     // Its repeats are independent instances (heads, slots): one may load while another
     // computes; each needs its input from the entry before (`input_`).
     const uint64_t stores_per_instance =
@@ -568,7 +601,7 @@ class TiledCompiler {
             emit_.wait_all(load_b, b_.free[qb]);
             emit_.signal(load_b, b_.full[qb]);
             emit_.push(EngineKind::dma, weight_dma(tile), std::move(load_b));
-            SemWait ready{b_.full[qb], emit_.emitted(b_.full[qb])};
+            SemWait ready = dequantize(at, kt, nt, {b_.full[qb], emit_.emitted(b_.full[qb])});
             multiply(at, a, mt, k0, kt, n0, nt, qc, ready, b_.free[qb], n0 + nt >= g.n);
           }
           store_tile(at, mt, nt, m0, n0, qc);
@@ -583,9 +616,9 @@ class TiledCompiler {
     const Gemm& g;
     const Tiling& t;
     int layer;
-    DType dt;
+    Widths widths;
     uint64_t hbm_a, hbm_c;
-    uint64_t w() const { return static_cast<uint64_t>(dtype_bytes(dt)); }
+    uint64_t w() const { return static_cast<uint64_t>(widths.a); }  // A and C
   };
   struct ABlock {
     int copy = 0;
@@ -617,10 +650,24 @@ class TiledCompiler {
   // fraction of the channels).
   Instruction load_weights(const GemmTiles& at, uint64_t hbm_b, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
                            uint64_t to) {
-    const uint64_t tile_at = hbm_b + (n0 * at.g.k + k0 * nt) * at.w();
+    const uint64_t tile_at = hbm_b + at.widths.b_bytes(n0 * at.g.k + k0 * nt);
     return Instruction{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm(tile_at), DmaEndpoint::sram(kWeights, to),
-                                                   kt * nt * at.w())},
+                                                   at.widths.b_bytes(kt * nt))},
                        at.layer, {}, {}};
+  }
+
+  // Integer weights under float activations (weight-only quantisation): the VPU widens the tile
+  // [kt, nt] that `loaded` says has landed to the compute type, in place, one scale multiply a
+  // value; the MXU waits for that instead. Without dequantisation, `loaded` itself.
+  SemWait dequantize(const GemmTiles& at, int64_t kt, int64_t nt, SemWait loaded) {
+    if (!at.widths.ops.dequantize_b) return loaded;
+    if (dequantized_ < 0) dequantized_ = emit_.sem("weights_dequantized");
+    VpuOp op{VectorKind::dequantize, kt, nt, at.widths.ops.b};
+    op.to_dtype = at.widths.ops.compute;
+    Instruction widen{op, at.layer, {loaded}, {}};
+    emit_.signal(widen, dequantized_);
+    emit_.push(EngineKind::vpu, 0, std::move(widen));
+    return {dequantized_, emit_.emitted(dequantized_)};
   }
 
   // The MXUs' shares of the weight tile [kt, nt] at (k0, n0) against the activation block's
@@ -629,7 +676,8 @@ class TiledCompiler {
   void multiply(const GemmTiles& at, const ABlock& a, int64_t mt, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
                 int qc, SemWait weights_ready, int release, bool last_n) {
     const bool first_k = k0 == 0, last_k = k0 + kt >= at.g.k;
-    const std::vector<MatmulOp> shares = mxu_shares(config_, mt, kt, nt, n0, at.dt, a.m0, a.instance);
+    const std::vector<MatmulOp> shares =
+        typed(mxu_shares(config_, mt, kt, nt, n0, at.widths.ops.compute, a.m0, a.instance), at.widths.ops, at.g);
     for (size_t i = 0; i < shares.size(); ++i) {
       Instruction mm{shares[i], at.layer, {}, {}};
       mm.waits.push_back({a_.full[a.copy], a.base + static_cast<uint64_t>(k0 / at.t.k) + 1});
@@ -673,8 +721,8 @@ class TiledCompiler {
         if (released > 0) load.waits.push_back({b_.free[qb], released});  // the copy's last users
         emit_.signal(load, full);
         emit_.push(EngineKind::dma, engine, std::move(load));
-        ready.push_back({full, emit_.emitted(full)});
-        offset += static_cast<uint64_t>(kt * nt) * at.w();
+        ready.push_back(dequantize(at, kt, nt, {full, emit_.emitted(full)}));
+        offset += static_cast<uint64_t>(kt * nt * at.widths.buf);
       }
     for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
       const int64_t mt = std::min(t.m, g.m - m0);
@@ -740,8 +788,9 @@ class TiledCompiler {
     program_.layers.push_back(vector_layer_info(*plans_[index].softmax));
     program_.layers.push_back(layer_info(config_, go));
     const int lv = ls + 1, lo = ls + 2;
-    const DType dt = program_.layers[static_cast<size_t>(ls)].dtype;
-    const uint64_t w = static_cast<uint64_t>(t.w);
+    const MxuOperands ops = operands_of(config_, gs);
+    const DType dt = ops.compute;
+    const uint64_t w = static_cast<uint64_t>(t.w), wkv = static_cast<uint64_t>(t.wkv);
     const int64_t units = gs.repeat * t.q_blocks, blocks = units * t.k_blocks;
     const int64_t fills = t.resident ? gs.repeat : blocks;
     const uint64_t vslot = t.vmem_slot(), aslot = t.acc_slot(), wslot = t.weight_slot();
@@ -773,8 +822,8 @@ class TiledCompiler {
       const auto load_kv = [&](int part, int64_t f, int64_t k0, int64_t kn) {
         RingOperand& x = part ? values : k;
         const uint64_t width = part ? dv : dk;
-        Instruction load{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm((part ? hv : hk) + k0 * width * w),
-                                                     DmaEndpoint::sram(kWeights, x.offset(f)), width * kn * w)},
+        Instruction load{DmaOp{DmaDescriptor::linear(DmaEndpoint::hbm((part ? hv : hk) + k0 * width * wkv),
+                                                     DmaEndpoint::sram(kWeights, x.offset(f)), width * kn * wkv)},
                          part ? lo : ls, x.acquire(f), {}};
         input_.add_wait(load, r, gs.repeat);
         emit_.signal(load, x.full(f));
@@ -799,7 +848,7 @@ class TiledCompiler {
           const bool last_k = j + 1 == t.k_blocks, last_use_of_kv = !t.resident || (last_k && qb + 1 == t.q_blocks);
           // Scores of the block into the accumulators.
           const std::vector<SemWait> s_free = s.acquire(b), q_ready = q.ready(u), k_ready = k.ready(f);
-          const std::vector<MatmulOp> scores = mxu_shares(config_, mt, t.dk, kn, k0, dt, m0, r);
+          const std::vector<MatmulOp> scores = typed(mxu_shares(config_, mt, t.dk, kn, k0, dt, m0, r), ops, gs);
           for (size_t i = 0; i < scores.size(); ++i) {
             Instruction mm{scores[i], ls, s_free, {}};
             add(mm, q_ready);
@@ -833,7 +882,7 @@ class TiledCompiler {
           // Context: probabilities x values, accumulated over the key blocks.
           const std::vector<SemWait> p_ready = p.ready(b), v_ready = values.ready(f);
           const int probabilities = region(kVmem, p.offset(b), static_cast<uint64_t>(mt * kn) * w, p.full(b));
-          const std::vector<MatmulOp> context = mxu_shares(config_, mt, kn, t.dv, 0, dt, m0, r);
+          const std::vector<MatmulOp> context = typed(mxu_shares(config_, mt, kn, t.dv, 0, dt, m0, r), ops, go);
           for (size_t i = 0; i < context.size(); ++i) {
             Instruction mm{context[i], lo, o_free, {}};
             mm.frees = probabilities;
@@ -889,6 +938,7 @@ class TiledCompiler {
   HbmLayout hbm_;
   Slots a_{kVmem}, b_{kWeights}, c_{kAccumulators};
   int stores_done_ = -1, vpu_done_ = -1;
+  int dequantized_ = -1;  // weight tiles widened by the VPU (created by the first)
   int64_t a_uses_ = 0, w_uses_ = 0, c_uses_ = 0;  // fills of each buffer so far: copy = uses % copies
   size_t mxu_turn_ = 0;
   std::map<std::string, std::vector<std::pair<int, int>>> rings_;

@@ -13,6 +13,15 @@
 #include "sim/error.hpp"
 
 namespace systolic {
+namespace {
+// The types the MXU multiplies, from the one dtype table (int4 is storage only).
+std::vector<std::pair<std::string, DType>> mxu_dtype_choices() {
+  std::vector<std::pair<std::string, DType>> out;
+  for (size_t t = 0; t < kMxuDTypes; ++t) out.emplace_back(dtype_name(static_cast<DType>(t)), static_cast<DType>(t));
+  return out;
+}
+}  // namespace
+
 
 const std::vector<ConfigKey>& config_schema() {
   using namespace config_values;
@@ -33,13 +42,7 @@ const std::vector<ConfigKey>& config_schema() {
                            {{"tpu", Convention::tpu}, {"scalesim", Convention::scalesim}},
                            "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
                            "scalesim reproduces SCALE-Sim v2."),
-      enum_key<DType>("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; },
-                      {{"int8", DType::int8},
-                       {"fp8_e4m3", DType::fp8_e4m3},
-                       {"fp8_e5m2", DType::fp8_e5m2},
-                       {"bf16", DType::bf16},
-                       {"fp16", DType::fp16},
-                       {"fp32", DType::fp32}},
+      enum_key<DType>("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; }, mxu_dtype_choices(),
                       "Operand type; int8 accumulates in int32, floats in fp32."),
       integer_key("mxu.seed", [](auto& c) -> auto& { return c.mxu.seed; }, 0,
                   std::numeric_limits<int64_t>::max(), "",
@@ -81,7 +84,7 @@ void validate_config(const ChipConfig& config) {
   // activations, one row of C accumulators, twice when double-buffered. (memory.ideal times
   // the same tiles, so this holds in both modes.)
   const uint64_t copies = config.dma.double_buffer ? 2 : 1;
-  const uint64_t width = static_cast<uint64_t>(dtype_bytes(config.mxu.dtype));
+  const uint64_t width = dtype_storage_bytes(config.mxu.dtype, 1);
   const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);
   const std::pair<const ScratchpadConfig*, uint64_t> needs[] = {
       {&config.sram.weights, copies * r * c * width},

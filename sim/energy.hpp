@@ -18,7 +18,7 @@ struct EnergyConfig {
   // One multiply-accumulate per operand type: the multiplier plus the accumulator's adder
   // (int32 for int8, fp32 for floats). Multiplier energy of narrow floats scales with
   // (mantissa bits + 1)^2 from fp16 (Dean 2019): e4m3 16/121, e5m2 9/121, bf16 64/121.
-  std::array<double, 6> mac_pj = {0.3, 1.05, 1.0, 1.48, 2.0, 4.6};  // indexed by DType
+  std::array<double, kMxuDTypes> mac_pj = {0.3, 1.05, 1.0, 1.48, 2.0, 4.6};  // indexed by DType
   double pe_idle_pj = 0.02;  // a clock-gated PE for one cycle (assumption: ~2 % of a bf16 MAC)
   // SRAM per byte: an 8 KiB array reads 64 bits for ~10 pJ; MiB-scale arrays cost more
   // (Horowitz: 1 MiB ~100 pJ per 64 bits); writes as reads.
@@ -37,14 +37,14 @@ struct EnergyConfig {
 
 // What the blocks counted during a run.
 struct EnergyCounts {
-  std::array<uint64_t, 6> macs{};        // issued MACs per operand type (pads included)
+  std::array<uint64_t, kMxuDTypes> macs{};       // issued MACs per operand type (pads included)
   uint64_t pe_idle_cycles = 0;           // PE-cycles of MXUs that were not a MAC
   std::array<uint64_t, 3> mxu_sram_read{}, mxu_sram_write{};  // operand traffic of the MXUs
   std::array<uint64_t, 3> dma_sram_read{}, dma_sram_write{};  // fills and drains by the DMA
   uint64_t hbm_read = 0, hbm_written = 0;
   uint64_t dma_bytes = 0;
   uint64_t vpu_ops = 0;                  // element operations
-  uint64_t vpu_vmem_read = 0, vpu_vmem_write = 0;
+  std::array<uint64_t, 3> vpu_sram_read{}, vpu_sram_write{};  // vmem; weights (dequantise)
   uint64_t ici_bytes = 0;
   int64_t mxus = 1;
   double seconds = 0;

@@ -4,6 +4,7 @@
 // when the instruction completes), plus the layer table statistics are attributed to.
 // The compiler produces programs; the compiled-trace text format is their serialisation.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -29,9 +30,16 @@ struct MatmulOp {
   int64_t k = 0;
   int64_t n = 0;
   int64_t n_offset = 0;  // which output columns of the layer this share computes
-  DType dtype = DType::bf16;
+  DType dtype = DType::bf16;  // what the array multiplies in (its MAC energy)
   int64_t m_offset = 0;  // which rows of its layer instance (tiles of rows) it computes
   int64_t instance = 0;  // which instance (repeat: head, slot) of its layer
+  // Mixed precision (models/mxu/operands.hpp): A and B as they sit in the scratchpads when
+  // they differ from `dtype` (widened on the way into the array); unset: `dtype`.
+  std::optional<DType> a_dtype{}, b_dtype{};
+  // Static scales of fp8 operands: compile-time constants the output is multiplied by.
+  double a_scale = 1.0, b_scale = 1.0;
+  DType a() const { return a_dtype.value_or(dtype); }
+  DType b() const { return b_dtype.value_or(dtype); }
 };
 
 // One message to another chip of the system, sent by this chip's ICI engine over the links

@@ -253,15 +253,15 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     counts.dma_bytes += e.dma.bytes;
     counts.vpu_ops += e.vpu.vreg_ops * static_cast<uint64_t>(config.vpu.lanes * config.vpu.sublanes);
     if (!config.memory.ideal) {  // with ideal memory the VPU's operands do not touch vmem
-      counts.vpu_vmem_read += e.vpu.bytes_read;
-      counts.vpu_vmem_write += e.vpu.bytes_written;
+      counts.vpu_sram_read[kVmem] += e.vpu.bytes_read;
+      counts.vpu_sram_write[kVmem] += e.vpu.bytes_written;
+      counts.vpu_sram_read[kWeights] += e.vpu.weights_bytes_read;
+      counts.vpu_sram_write[kWeights] += e.vpu.weights_bytes_written;
     }
   }
   for (size_t p = 0; p < result.scratchpads.size() && p < 3; ++p) {
-    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p] -
-                              (p == 0 ? counts.vpu_vmem_read : 0);
-    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p] -
-                               (p == 0 ? counts.vpu_vmem_write : 0);
+    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p] - counts.vpu_sram_read[p];
+    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p] - counts.vpu_sram_write[p];
   }
   counts.hbm_read = result.hbm.bytes_read;
   counts.hbm_written = result.hbm.bytes_written;

@@ -26,7 +26,7 @@ struct EngineResult {
   uint64_t stalled_cycles = 0;  // waiting on semaphores (data not ready)
   uint64_t idle_cycles = 0;     // stream finished or empty, until the run ends
   uint64_t macs_issued = 0;
-  std::array<uint64_t, 6> macs_by_dtype{};             // MXUs only, indexed by DType
+  std::array<uint64_t, kMxuDTypes> macs_by_dtype{};            // MXUs only, indexed by DType
   std::array<uint64_t, 3> sram_read{}, sram_written{};  // MXUs only, indexed by ScratchpadId
   DmaStats dma;  // DMA engines only
   VpuStats vpu;  // the VPU only

@@ -23,7 +23,7 @@ struct Describe {
 
   json operator()(const MatmulOp& op) const {
     const Folds f = fold_count(config.mxu.shape(), {op.m, op.k, op.n});
-    const uint64_t w = static_cast<uint64_t>(dtype_bytes(op.dtype));
+    const uint64_t w = dtype_storage_bytes(op.dtype, 1);  // an MXU type: whole bytes
     const uint64_t m = static_cast<uint64_t>(op.m), k = static_cast<uint64_t>(op.k),
                    n = static_cast<uint64_t>(op.n);
     return {{"op", "matmul"},

@@ -65,11 +65,16 @@ Workload load_workload(const std::string& path, const WorkloadOptions& options) 
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".yaml" || ext == ".yml") {
     if (is_model_file(path)) return load_model_workload(path, options);
+    if (!options.weight_dtype.empty() || !options.activation_dtype.empty() || !options.kv_dtype.empty())
+      fail(path, 0, "--weight-dtype, --activation-dtype and --kv-dtype apply to transformer model files; a GEMM "
+                    "list gives a_dtype and b_dtype per entry (docs/workloads.md)");
     if (!options.bucket.empty())
       fail(path, 0, "--bucket applies to transformer model files (with d_model), not to a GEMM list");
     return load_gemm_yaml(path);
   }
-  if (!options.bucket.empty()) fail(path, 0, "--bucket applies to transformer model files, not to a CSV");
+  if (!options.bucket.empty() || !options.weight_dtype.empty() || !options.activation_dtype.empty() ||
+      !options.kv_dtype.empty())
+    fail(path, 0, "--bucket and the --*-dtype options apply to transformer model files, not to a CSV");
   if (ext == ".csv") return load_scalesim_csv(path);
   fail(path, 0,
        "unknown workload format: expected a GEMM list (.yaml, .yml) or a SCALE-Sim topology "

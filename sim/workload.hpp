@@ -1,7 +1,7 @@
 #pragma once
 // Workloads: what to run, before it is lowered to per-engine instruction streams.
 // Two file formats today (docs/workloads.md):
-//  * GEMM list, YAML:  `gemms: [{name, m, k, n, dtype?, repeat?}, ...]`
+//  * GEMM list, YAML:  `gemms: [{name, m, k, n, dtype?, a_dtype?, b_dtype?, repeat?}, ...]`
 //  * SCALE-Sim topology CSV, convolution form (`Layer name, IFMAP Height, IFMAP Width,
 //    Filter Height, Filter Width, Channels, Num Filter, Strides,`) or GEMM form
 //    (`Layer, M, N, K,`), detected from the header; convolutions map by im2col.
@@ -20,7 +20,7 @@ struct Gemm {
   int64_t m = 0;  // rows of activations streamed through the array (im2col: output pixels)
   int64_t k = 0;  // reduction dimension (im2col: Fh * Fw * C), mapped onto array rows
   int64_t n = 0;  // output features (filters), mapped onto array columns
-  std::optional<DType> dtype;  // unset: the chip's mxu.dtype
+  std::optional<DType> dtype;  // both operands; unset: the chip's mxu.dtype
   int64_t repeat = 1;          // identical back-to-back instances
   std::string source;          // "file:line" for error messages
   std::string kind = "matmul"; // "matmul", or "attention" for activation x activation / KV
@@ -33,6 +33,15 @@ struct Gemm {
   // Consecutive instances that read the same B (GQA: the query heads of one KV head): held
   // once in HBM.
   int64_t b_group = 1;
+  // Mixed precision (docs/precision.md): A (activations, also the output's type) and B
+  // (weights or KV cache) when they differ from `dtype`; models/mxu/operands.hpp says which
+  // pairs exist and what the MXU computes them in.
+  std::optional<DType> a_dtype{};
+  std::optional<DType> b_dtype{};
+  double fp8_scale = 1.0;      // static scale of every fp8 operand: a compile-time constant
+
+  DType a_type(DType chip) const { return a_dtype.value_or(dtype.value_or(chip)); }
+  DType b_type(DType chip) const { return b_dtype.value_or(dtype.value_or(chip)); }
 };
 
 // Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.
@@ -91,6 +100,9 @@ struct WorkloadOptions {
   std::string routing = "uniform";  // uniform | skewed (Zipf)
   double skew = 1.0;
   uint64_t routing_seed = 1;
+  // Overrides of the model file's weight_dtype, activation_dtype and kv_dtype (--weight-dtype
+  // etc., docs/precision.md); "" keeps the file's. Checked like the file's keys.
+  std::string weight_dtype{}, activation_dtype{}, kv_dtype{};
 };
 
 // Reads a GEMM list, a SCALE-Sim CSV or a transformer model (a YAML file with `d_model`),

@@ -3,16 +3,20 @@
 //   gemms:
 //     - {name: qkv, m: 1024, k: 768, n: 2304, dtype: bf16, repeat: 1}
 //     - {name: act, vector: relu, rows: 1024, cols: 2304}   # VPU work on the result above
+//     - {name: w8a16, m: 8, k: 4096, n: 4096, a_dtype: bf16, b_dtype: int8}   # mixed precision
 // Every problem is an InputError "path:line: ..." naming the key and what was expected.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/dtype.hpp"
+#include "models/mxu/operands.hpp"
 #include "sim/config_values.hpp"
 #include "sim/suggest.hpp"
 #include "sim/workload_detail.hpp"
@@ -21,7 +25,7 @@ namespace systolic::workload_detail {
 namespace {
 
 const std::vector<std::string> kTopKeys{"name", "gemms"};
-const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "repeat"};
+const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "a_dtype", "b_dtype", "repeat"};
 const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype"};
 const std::vector<std::string> kVectorKeys{"name", "vector", "rows", "cols", "dtype", "repeat"};
 
@@ -136,18 +140,30 @@ class Reader {
     return *value;
   }
 
-  DType dtype_value(const YAML::Node& v, int64_t kline) {
+  DType dtype_value(const YAML::Node& v, int64_t kline, const std::string& key = "dtype") {
     const std::string name = v.IsScalar() ? v.Scalar() : "";
     const auto t = parse_dtype(name);
-    if (!t) {
-      std::vector<std::string> names;
-      for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16, DType::fp32})
-        names.emplace_back(dtype_name(d));
+    if (!t)
       fail(path_, yaml_line(v, kline),
-           fmt::format("key 'dtype': expected one of {}, got {}{}", dtype_choices(), describe_yaml(v),
-                       did_you_mean(name, names)));
-    }
+           fmt::format("key '{}': expected one of {}, got {}{}", key, dtype_choices(), describe_yaml(v),
+                       did_you_mean(name, dtype_names())));
     return *t;
+  }
+
+  // The operand types an entry gives must be a pair the MXU multiplies; a type left to the
+  // chip's mxu.dtype is checked when the workload is compiled.
+  void check_operands(const Gemm& g, const std::map<std::string, int64_t>& lines) {
+    if (!(g.a_dtype || g.dtype) || !(g.b_dtype || g.dtype)) return;
+    const DType a = g.a_type(DType::bf16), b = g.b_type(DType::bf16);
+    const auto ops = mxu_operands(a, b);
+    if (const auto* why = std::get_if<std::string>(&ops)) {
+      const char* key = !dtype_on_mxu(a) ? (g.a_dtype ? "a_dtype" : "dtype") : (g.b_dtype ? "b_dtype" : "dtype");
+      fail(path_, lines.at(key),
+           fmt::format("GEMM '{}': key '{}': {}; {}", g.name, key, *why,
+                       dtype_on_mxu(a) ? fmt::format("with a_dtype {} expected b_dtype one of {}", dtype_name(a),
+                                                     fmt::join(b_types_for(a), ", "))
+                                       : fmt::format("expected a_dtype one of {}", fmt::join(activation_types(), ", "))));
+    }
   }
 
   // {name, collective: all_reduce, bytes: 64 MiB, dtype?}: communication between the chips.
@@ -165,6 +181,10 @@ class Reader {
         out.bytes = bytes_value(v, kline);
       } else {  // dtype
         out.dtype = dtype_value(v, kline);
+        if (!dtype_on_mxu(out.dtype))
+          fail(path_, yaml_line(v, kline),
+               fmt::format("key 'dtype': {} is a weight storage type; a collective's elements are one of {}",
+                           dtype_name(out.dtype), fmt::join(activation_types(), ", ")));
       }
     });
     return out;
@@ -239,8 +259,10 @@ class Reader {
                        describe_yaml(g)));
     Gemm out;
     out.source = source_of(path_, line);
+    std::map<std::string, int64_t> lines;  // key -> its line, for the operand check
     read_entry(g, line, "GEMM", kGemmKeys, {"name", "m", "k", "n"}, out.name,
                [&](const std::string& key, int64_t kline, const YAML::Node& v) {
+      lines[key] = kline;
       if (key == "name") {
         out.name = string_value(v, kline, "name");
       } else if (key == "m") {
@@ -251,10 +273,13 @@ class Reader {
         out.n = positive_value(v, kline, "n", "a positive integer (output features, N)");
       } else if (key == "repeat") {
         out.repeat = positive_value(v, kline, "repeat", "a positive integer (default 1)");
-      } else {  // dtype
+      } else if (key == "dtype") {
         out.dtype = dtype_value(v, kline);
+      } else {  // a_dtype, b_dtype
+        (key == "a_dtype" ? out.a_dtype : out.b_dtype) = dtype_value(v, kline, key);
       }
     });
+    check_operands(out, lines);
     const auto mk = checked_mul(out.m, out.k);
     const auto mkn = mk ? checked_mul(*mk, out.n) : std::nullopt;
     if (!mkn)

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/suggest.hpp"
 #include "sim/transformer/lower.hpp"
 #include "sim/transformer/shard.hpp"
 #include "sim/workload_detail.hpp"
@@ -72,7 +73,10 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.m = g->m;
           gemm.k = g->k;
           gemm.n = g->n;
-          gemm.dtype = lowered.dtype;
+          // Activations in and out; B (weights, KV cache) in its own type when that differs.
+          gemm.dtype = lowered.precision.activations;
+          if (g->b_type(lowered.precision) != *gemm.dtype) gemm.b_dtype = g->b_type(lowered.precision);
+          gemm.fp8_scale = lowered.precision.fp8_scale;
           gemm.repeat = op.repeat;
           gemm.source = lowered.source;
           if (op.kind == OpKind::attention) gemm.kind = "attention";
@@ -84,7 +88,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
         }
         VectorWork v;
         v.name = op_name;
-        v.op = op.vpu_op(lowered.dtype);
+        v.op = op.vpu_op(lowered.precision.activations);
         v.repeat = op.repeat;
         v.after_gemms = w.gemms.size();
         v.source = path;
@@ -97,6 +101,23 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
   return w;
 }
 
+// --weight-dtype, --activation-dtype, --kv-dtype over the file's types, checked as the file's are.
+void override_precision(const std::string& path, const WorkloadOptions& options, transformer::Precision& p) {
+  const auto set = [&](const std::string& text, const char* flag, DType& field) {
+    if (text.empty()) return;
+    const auto type = parse_dtype(text);
+    if (!type)
+      fail(path, 0, fmt::format("{} '{}': expected one of {}{}", flag, text, dtype_choices(),
+                                did_you_mean(text, dtype_names())));
+    field = *type;
+  };
+  set(options.weight_dtype, "--weight-dtype", p.weights);
+  set(options.activation_dtype, "--activation-dtype", p.activations);
+  set(options.kv_dtype, "--kv-dtype", p.kv_cache);
+  if (const auto issue = transformer::check_precision(p))
+    fail(path, 0, issue->message + " (the file's types with --weight-dtype/--activation-dtype/--kv-dtype over them)");
+}
+
 transformer::Lowered lower_model(const std::string& path, const WorkloadOptions& options,
                                  transformer::ModelSpec& model) {
   using namespace transformer;
@@ -105,6 +126,7 @@ transformer::Lowered lower_model(const std::string& path, const WorkloadOptions&
   const auto phase = parse_phase(options.phase);
   if (!phase) fail(path, 0, "--phase '" + options.phase + "': expected prefill or decode");
   model = load_model(path);
+  override_precision(path, options, model.precision);
   return lower(model, *phase, parse_bucket(options.bucket, "--bucket"));
 }
 

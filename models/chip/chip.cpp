@@ -75,7 +75,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
   }
   auto vpu = std::make_unique<VpuEngine>("vpu0", EngineId{EngineKind::vpu, 0},
                                          stream_for(program, {EngineKind::vpu, 0}), semaphores_, config.vpu);
-  vpu->attach_vmem(pads[kVmem]);
+  vpu->attach_scratchpads(pads[kVmem], pads[kWeights]);
   for (size_t j = 0; j < vpu->stream().size(); ++j)
     if (const VpuOp* op = std::get_if<VpuOp>(&vpu->stream()[j].op))
       if (auto problem = vpu->check(*op))

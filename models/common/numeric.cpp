@@ -48,10 +48,11 @@ float round_float(const FloatFormat& f, float x) {
   return static_cast<float>(std::copysign(r, static_cast<double>(x)));
 }
 
-float round_int8(float x) {
+// Round half to even, saturating to the signed integer range [lo, hi].
+float round_int(float x, float lo, float hi) {
   if (std::isnan(x)) return 0.0f;
-  if (x >= 127.0f) return 127.0f;
-  if (x <= -128.0f) return -128.0f;
+  if (x >= hi) return hi;
+  if (x <= lo) return lo;
   const double a = std::fabs(static_cast<double>(x));
   return static_cast<float>(std::copysign(round_half_even(a), static_cast<double>(x)));
 }
@@ -66,7 +67,8 @@ constexpr FloatFormat kE4m3{3, -6, 448.0, true};
 
 float round_to(DType type, float x) {
   switch (type) {
-    case DType::int8: return round_int8(x);
+    case DType::int8: return round_int(x, -128.0f, 127.0f);
+    case DType::int4: return round_int(x, -8.0f, 7.0f);
     case DType::fp8_e4m3: return round_float(kE4m3, x);
     case DType::fp8_e5m2: return round_float(kE5m2, x);
     case DType::bf16: return round_float(kBf16, x);

@@ -32,8 +32,9 @@ class ExactMxu : public MxuCore {
       return grid_.run(int8_operand(op.m, op.k, seed), int8_operand(op.k, op.n, b_seed), c, observer_);
     }
     Matrix<float> c(op.m, op.n);
-    return grid_.run(float_operand(op.m, op.k, op.dtype, seed),
-                     float_operand(op.k, op.n, op.dtype, b_seed), c, observer_);
+    // Mixed precision: each operand holds values of its stored type, multiplied in fp32.
+    return grid_.run(float_operand(op.m, op.k, op.a(), seed),
+                     float_operand(op.k, op.n, op.b(), b_seed), c, observer_);
   }
 
  private:

@@ -29,9 +29,10 @@ void MxuEngine::execute(const Instruction& instruction) {
     // streams all M rows of its K slice); partial sums are read and written back once per
     // row fold (accumulation happens in the accumulators, in 32 bits).
     const Folds f = fold_count(shape_, {op.m, op.k, op.n});
-    const uint64_t w = static_cast<uint64_t>(dtype_bytes(op.dtype));
+    // Each operand at the width it is stored in (mixed precision: docs/precision.md).
     const uint64_t m = op.m, k = op.k, n = op.n;
-    const std::array<uint64_t, 3> read = {m * k * w * f.col_folds, k * n * w, m * n * 4 * (f.row_folds - 1)};
+    const std::array<uint64_t, 3> read = {dtype_storage_bytes(op.a(), m * k) * f.col_folds,
+                                          dtype_storage_bytes(op.b(), k * n), m * n * 4 * (f.row_folds - 1)};
     const std::array<uint64_t, 3> written = {0, 0, m * n * 4 * f.row_folds};
     for (size_t i = 0; i < 3; ++i) {
       scratchpads_[i]->count_read(read[i]);

@@ -19,7 +19,7 @@ class MxuEngine : public Engine {
   uint64_t macs_issued() const { return macs_issued_; }
   // For the energy model: issued MACs per operand type (indexed by DType), and the operand
   // bytes this MXU read and wrote per scratchpad (indexed by ScratchpadId).
-  const std::array<uint64_t, 6>& macs_by_dtype() const { return macs_by_dtype_; }
+  const std::array<uint64_t, kMxuDTypes>& macs_by_dtype() const { return macs_by_dtype_; }
   const std::array<uint64_t, 3>& sram_read() const { return sram_read_; }
   const std::array<uint64_t, 3>& sram_written() const { return sram_written_; }
 
@@ -34,7 +34,7 @@ class MxuEngine : public Engine {
   std::unique_ptr<MxuCore> core_;
   uint64_t seed_;
   uint64_t macs_issued_ = 0;
-  std::array<uint64_t, 6> macs_by_dtype_{};
+  std::array<uint64_t, kMxuDTypes> macs_by_dtype_{};
   std::array<uint64_t, 3> sram_read_{}, sram_written_{};
   std::vector<Scratchpad*> scratchpads_;
   ArrayShape shape_;

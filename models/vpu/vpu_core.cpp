@@ -6,7 +6,7 @@
 namespace systolic {
 namespace {
 
-constexpr std::array<std::pair<VectorKind, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<VectorKind, std::string_view>, 10> kNames{{
     {VectorKind::add, "add"},
     {VectorKind::mul, "mul"},
     {VectorKind::relu, "relu"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<VectorKind, std::string_view>, 9> kNames{{
     {VectorKind::layernorm, "layernorm"},
     {VectorKind::softmax, "softmax"},
     {VectorKind::rope, "rope"},
+    {VectorKind::dequantize, "dequantize"},
 }};
 
 std::optional<VpuConfigIssue> check_range(const char* field, int64_t value, int64_t lo, int64_t hi,
@@ -95,6 +96,8 @@ VectorCost vector_cost(const VpuConfig& config, VectorKind kind) {
       return {4 + t, 2, t};
     case VectorKind::rope:  // x * cos + rotate_half(x) * sin
       return {4, 0, 0};
+    case VectorKind::dequantize:  // float(q) * scale (the int -> fp32 unpack is a load)
+      return {1, 0, 0};
   }
   throw std::invalid_argument("unknown vector kind");
 }
@@ -132,8 +135,10 @@ uint64_t vpu_cycles(const VpuConfig& config, const VpuOp& op) {
 
 VpuTraffic vpu_traffic(const VpuOp& op) {
   if (op.rows <= 0 || op.cols <= 0) return {};
-  const uint64_t bytes = static_cast<uint64_t>(op.rows) * static_cast<uint64_t>(op.cols) *
-                         static_cast<uint64_t>(dtype_bytes(op.dtype));
+  const uint64_t elements = static_cast<uint64_t>(op.rows) * static_cast<uint64_t>(op.cols);
+  const uint64_t bytes = dtype_storage_bytes(op.dtype, elements);
+  // Dequantise reads the packed integers and writes the float type the MXU reads.
+  if (op.kind == VectorKind::dequantize) return {bytes, dtype_storage_bytes(op.to_dtype.value_or(op.dtype), elements)};
   const bool binary = op.kind == VectorKind::add || op.kind == VectorKind::mul;
   return {binary ? 2 * bytes : bytes, bytes};
 }

@@ -41,6 +41,8 @@
 //   softmax    4 + T      2           T         max, x - max, exp, sum; recip; *1/sum
 //   rope       4          0           0         x*cos + rotate_half(x)*sin: permute, 2 mul, add
 //                                               (cos/sin tables are loaded, not computed)
+//   dequantize 1          0           0         float(q) * scale: int8/int4 weights to the
+//                                               activations' float type (docs/precision.md)
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,7 +53,7 @@
 
 namespace systolic {
 
-enum class VectorKind { add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope };
+enum class VectorKind { add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize };
 
 std::string_view vector_kind_name(VectorKind kind);                 // "rmsnorm"
 std::optional<VectorKind> parse_vector_kind(std::string_view name);  // exact, lower case
@@ -66,6 +68,7 @@ struct VpuOp {
   int64_t rows = 0;
   int64_t cols = 0;
   DType dtype = DType::bf16;  // storage type of the operands in VMEM (sizes traffic only)
+  std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
 };
 
 struct VpuConfigIssue {

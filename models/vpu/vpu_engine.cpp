@@ -40,11 +40,12 @@ uint64_t VpuEngine::run_op(const VpuOp& op) {
   stats_.vreg_ops += vpu_vreg_ops(config_, op.kind, static_cast<uint64_t>(op.rows),
                                   static_cast<uint64_t>(op.cols));
   stats_.busy_cycles += cycles;
-  stats_.bytes_read += traffic.bytes_read;
-  stats_.bytes_written += traffic.bytes_written;
-  if (vmem_) {
-    vmem_->count_read(traffic.bytes_read);
-    vmem_->count_write(traffic.bytes_written);
+  const bool in_weights = op.kind == VectorKind::dequantize;
+  (in_weights ? stats_.weights_bytes_read : stats_.bytes_read) += traffic.bytes_read;
+  (in_weights ? stats_.weights_bytes_written : stats_.bytes_written) += traffic.bytes_written;
+  if (Scratchpad* pad = in_weights ? weights_ : vmem_) {
+    pad->count_read(traffic.bytes_read);
+    pad->count_write(traffic.bytes_written);
   }
   if (cycles > 0) sc_core::wait(cycles_to_time(cycles));
   return cycles;

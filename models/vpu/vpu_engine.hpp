@@ -20,6 +20,9 @@ struct VpuStats {
   uint64_t busy_cycles = 0;  // sum of vpu_cycles
   uint64_t bytes_read = 0;   // VMEM operand traffic (vpu_traffic)
   uint64_t bytes_written = 0;
+  // Dequantise ops work in place in the weight buffer (docs/precision.md): their traffic.
+  uint64_t weights_bytes_read = 0;
+  uint64_t weights_bytes_written = 0;
 };
 
 class VpuEngine : public Engine {
@@ -29,8 +32,12 @@ class VpuEngine : public Engine {
   VpuEngine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
             SemaphoreBank& semaphores, const VpuConfig& config);
 
-  // With a real memory system: count operand traffic on VMEM (must outlive the engine).
-  void attach_vmem(Scratchpad* vmem) { vmem_ = vmem; }
+  // With a real memory system: count operand traffic on VMEM, and the dequantise ops' on the
+  // weight buffer (both must outlive the engine).
+  void attach_scratchpads(Scratchpad* vmem, Scratchpad* weights) {
+    vmem_ = vmem;
+    weights_ = weights;
+  }
 
   // Performs one vector op from the calling SC_THREAD (execute() calls it; tests call it
   // from their own thread). Returns its duration in cycles.
@@ -50,6 +57,7 @@ class VpuEngine : public Engine {
   VpuConfig config_;
   VpuStats stats_;
   Scratchpad* vmem_ = nullptr;
+  Scratchpad* weights_ = nullptr;
 };
 
 }  // namespace systolic

@@ -46,6 +46,10 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
       ->check(CLI::IsMember({"uniform", "skewed"}));
   cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
+  // Mixed precision of a transformer model (docs/precision.md), over its file's types.
+  cmd->add_option("--weight-dtype", shape.weight_dtype, "Transformer weights' type, e.g. int8 (W8A16) or int4");
+  cmd->add_option("--activation-dtype", shape.activation_dtype, "Transformer activations' type, e.g. bf16");
+  cmd->add_option("--kv-dtype", shape.kv_dtype, "Transformer KV cache's type, e.g. fp8_e4m3");
 }
 
 namespace {

@@ -115,6 +115,18 @@ struct ResultHandle {
   json report;
 };
 
+// How to instantiate a transformer model: shape and precision overrides (None: the file's).
+WorkloadOptions model_options(const std::optional<std::string>& bucket, const std::string& phase,
+                              const std::optional<std::string>& weight_dtype,
+                              const std::optional<std::string>& activation_dtype,
+                              const std::optional<std::string>& kv_dtype) {
+  WorkloadOptions options{bucket.value_or(""), phase};
+  options.weight_dtype = weight_dtype.value_or("");
+  options.activation_dtype = activation_dtype.value_or("");
+  options.kv_dtype = kv_dtype.value_or("");
+  return options;
+}
+
 struct ProgramHandle {
   Program program;
   ChipConfig config;  // what it was compiled for (the trace header names the array)
@@ -225,18 +237,24 @@ PYBIND11_MODULE(_systolic, m) {
         "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
 
   m.def("compile", [](const ConfigHandle& config, const std::string& workload,
-                      const std::optional<std::string>& bucket, const std::string& phase) {
+                      const std::optional<std::string>& bucket, const std::string& phase,
+                      const std::optional<std::string>& weight_dtype, const std::optional<std::string>& activation_dtype,
+                      const std::optional<std::string>& kv_dtype) {
     ProgramHandle p;
     p.config = config.config;
     py::gil_scoped_release release;
-    p.program = compile(config.config, load_workload(workload, {bucket.value_or(""), phase}));
+    p.program = compile(config.config, load_workload(workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype)));
     return p;
   }, py::arg("config"), py::arg("workload"), py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
-     "Lowers a workload to a program for this chip, as `systolic compile` does.");
+     py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(), py::arg("kv_dtype") = py::none(),
+     "Lowers a workload to a program for this chip, as `systolic compile` does (weight_dtype= etc. as "
+     "--weight-dtype etc.).");
 
   m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
                   const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
-                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing) {
+                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing,
+                  const std::optional<std::string>& weight_dtype, const std::optional<std::string>& activation_dtype,
+                  const std::optional<std::string>& kv_dtype) {
     if (workload.has_value() == trace.has_value())
       throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
     ResultHandle r;
@@ -246,7 +264,7 @@ PYBIND11_MODULE(_systolic, m) {
       std::lock_guard<std::mutex> lock(sim_mutex());
       if (config.config.ici.topology != IciTopologyKind::none) {  // a multi-chip system
         if (trace) throw InputError("run: compiled traces describe one chip; give a workload for a multi-chip config");
-        WorkloadOptions options{bucket.value_or(""), phase};
+        WorkloadOptions options = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
         options.tp = tp;
         options.ep = ep;
         options.routing = routing;
@@ -265,7 +283,7 @@ PYBIND11_MODULE(_systolic, m) {
         wl.name = std::filesystem::path(*trace).stem().string();
         wl.path = *trace;
       } else {
-        wl = load_workload(*workload, {bucket.value_or(""), phase});
+        wl = load_workload(*workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype));
         program = compile(config.config, wl);
       }
       const SimResult result = simulate(config.config, program);
@@ -275,7 +293,8 @@ PYBIND11_MODULE(_systolic, m) {
     return r;
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
      py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
-     py::arg("routing") = "uniform",
+     py::arg("routing") = "uniform", py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
+     py::arg("kv_dtype") = py::none(),
      "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
      "(ici.topology; a transformer sharded with tp= / ep=); the GIL is released meanwhile. "
      "Raises InputError on bad input, with the message the CLI prints.");

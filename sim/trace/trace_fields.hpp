@@ -31,6 +31,7 @@ void fields(VpuOp& op, Visitor& v) {
   v.integer("rows", op.rows, 1);
   v.integer("cols", op.cols, 1);
   v.dtype("dtype", op.dtype);
+  v.optional_dtype("to", op.to_dtype);  // dequantize: the type it writes
 }
 
 template <class Visitor>
@@ -42,6 +43,11 @@ void fields(MatmulOp& op, Visitor& v) {
   v.optional_integer("m0", op.m_offset);  // written when not 0
   v.optional_integer("inst", op.instance);
   v.dtype("dtype", op.dtype);
+  // Mixed precision: the operands' stored types when they differ, an fp8 operand's scale.
+  v.optional_dtype("a", op.a_dtype);
+  v.optional_dtype("b", op.b_dtype);
+  v.scale("a_scale", op.a_scale, dtype_is_fp8(op.a()));
+  v.scale("b_scale", op.b_scale, dtype_is_fp8(op.b()));
 }
 
 // Each message as msg=<to chip>,<bytes>,<recv semaphore>,<tie +|->[,<src hbm addr>,<dst hbm addr>].

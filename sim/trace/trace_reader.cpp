@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "sim/capacity.hpp"
+#include "models/mxu/operands.hpp"
 #include "sim/error.hpp"
 #include "sim/suggest.hpp"
 #include "sim/trace/trace.hpp"
@@ -105,6 +106,19 @@ class Fields {
     if (auto t = parse_dtype(v)) return *t;
     throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
   }
+  double scale(const char* key) {
+    const std::string v = text(key);
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty() || !(x > 0) || x > 1e30)
+      throw std::invalid_argument(fmt::format("key '{}': expected a positive number, got '{}'", key, v));
+    return x;
+  }
   std::vector<std::string> all(const char* key) { return repeated_[key]; }
   bool has(const char* key) const { return values_.count(key) != 0; }
   // After a line is read: anything left is a key this line does not take.
@@ -129,6 +143,14 @@ struct FieldReader {
     v = f.has(key) ? f.integer(key, 0) : 0;
   }
   void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+  void optional_dtype(const char* key, std::optional<DType>& t) {
+    keys.push_back(key);
+    if (f.has(key)) t = f.dtype(key);
+  }
+  void scale(const char* key, double& v, bool) {
+    keys.push_back(key);
+    if (f.has(key)) v = f.scale(key);
+  }
   void vector_kind(const char* key, VectorKind& k) {
     keys.push_back(key);
     const std::string v = f.text(key);
@@ -438,6 +460,7 @@ class Parser {
     FieldReader reader{f, {"layer", "wait", "signal", "frees"}};
     instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
+    if (const auto* mm = std::get_if<MatmulOp>(&instr.op)) check_operands(*mm);
     if (f.has("frees")) {
       program_.regions.push_back(region(f.text("frees")));
       instr.frees = static_cast<int>(program_.regions.size()) - 1;
@@ -454,6 +477,21 @@ class Parser {
     }
     for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));
     s.instructions.push_back(std::move(instr));
+  }
+
+  // A matmul's types must be a pair the MXU multiplies as given (B already dequantised).
+  void check_operands(const MatmulOp& op) const {
+    const auto ops = mxu_operands(op.a(), op.b());
+    const auto* why = std::get_if<std::string>(&ops);
+    if (!why && (std::get<MxuOperands>(ops).compute != op.dtype || std::get<MxuOperands>(ops).dequantize_b))
+      fail(fmt::format("matmul dtype={} a={} b={}: the MXU multiplies these in {}{}; expected dtype={} with "
+                       "a and b the stored types (integer weights dequantised first: b=dtype)",
+                       dtype_name(op.dtype), dtype_name(op.a()), dtype_name(op.b()),
+                       dtype_name(std::get<MxuOperands>(ops).compute),
+                       std::get<MxuOperands>(ops).dequantize_b ? " after a dequantize op" : "",
+                       dtype_name(std::get<MxuOperands>(ops).compute)));
+    if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", dtype_name(op.dtype), dtype_name(op.a()),
+                              dtype_name(op.b()), *why));
   }
 
   // frees=<scratchpad>:<offset>+<bytes>@<semaphore>: an on-chip intermediate this instruction

@@ -15,6 +15,13 @@ struct FieldWriter {
     if (v != 0) integer(key, v, 0);
   }
   void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
+  void optional_dtype(const char* key, const std::optional<DType>& t) {
+    if (t) dtype(key, *t);
+  }
+  // Written only where it applies (an fp8 operand), shortest round-tripping form.
+  void scale(const char* key, double v, bool applies) {
+    if (applies) out += fmt::format(" {}={}", key, v);
+  }
   void vector_kind(const char* key, VectorKind k) { out += fmt::format(" {}={}", key, vector_kind_name(k)); }
   void endpoint(const char* key, const DmaEndpoint& e) {
     out += fmt::format(" {}={}:{:#x}", key, e.is_hbm() ? "hbm" : trace_detail::kSpaces[e.space], e.base);

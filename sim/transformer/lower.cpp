@@ -260,10 +260,18 @@ std::string_view operand_name(Operand operand) {
   return "?";
 }
 
-uint64_t GemmShape::hbm_bytes(DType dtype) const {
+DType GemmShape::b_type(const Precision& p) const {
+  switch (b) {
+    case Operand::weights: return p.weights;
+    case Operand::kv_cache: return p.kv_cache;
+    case Operand::activations: return p.activations;
+  }
+  return p.activations;
+}
+
+uint64_t GemmShape::hbm_bytes(const Precision& p) const {
   if (b == Operand::activations || b_reused) return 0;
-  return static_cast<uint64_t>(k) * static_cast<uint64_t>(n) *
-         static_cast<uint64_t>(dtype_bytes(dtype));
+  return dtype_storage_bytes(b_type(p), static_cast<uint64_t>(k) * static_cast<uint64_t>(n));
 }
 
 uint64_t TfOp::macs() const {
@@ -310,7 +318,7 @@ Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const Lowe
   l.phase = phase;
   l.batch = bucket.batch;
   l.length = bucket.length;
-  l.dtype = m.dtype;
+  l.precision = m.precision;
   l.source = m.source;
   Builder b(l);
   const int64_t B = bucket.batch, S = bucket.length;
@@ -344,7 +352,7 @@ Totals totals(const Lowered& l) {
     const u128 count = static_cast<u128>(l.groups[static_cast<size_t>(op.group)].count);
     if (const GemmShape* g = op.gemm()) {
       (op.kind == OpKind::attention ? at : mm) += count * op.macs();
-      const u128 bytes = count * op.repeat * g->hbm_bytes(l.dtype);
+      const u128 bytes = count * op.repeat * g->hbm_bytes(l.precision);
       (g->b == Operand::weights ? wb : kb) += bytes;
     } else {
       ve += count * op.elements();
@@ -380,8 +388,9 @@ uint64_t parameter_count(const ModelSpec& m) {
 uint64_t kv_cache_bytes_per_slot(const ModelSpec& m, int64_t kv_length) {
   const u128 per_token = m.mla ? static_cast<u128>(m.mla->kv_lora_rank + m.mla->rope_head_dim)
                                : static_cast<u128>(2) * m.kv_heads * m.head_dim;
-  return saturating(per_token * m.layers * static_cast<u128>(kv_length) *
-                    static_cast<u128>(dtype_bytes(m.dtype)));
+  const u128 values = per_token * m.layers * static_cast<u128>(kv_length);
+  // Packed storage, rounded up to whole bytes once (dtype_storage_bytes without its 64-bit limit).
+  return saturating((values * static_cast<u128>(dtype_bits(m.precision.kv_cache)) + 7) / 8);
 }
 
 MemoryFloor memory_floor(const Lowered& l, double bytes_per_second) {

@@ -45,8 +45,8 @@ enum class Operand {
 };
 std::string_view operand_name(Operand operand);
 
-// A[m, k] x B[k, n]. hbm_bytes() is what one instance must read from HBM for B: k*n*dtype for
-// weights and KV, 0 for activations and for a B already streamed by the op before
+// A[m, k] x B[k, n]. hbm_bytes() is what one instance must read from HBM for B: k*n at the
+// weight or KV cache type (packed: int4 is half a byte), 0 for activations and for a B already streamed by the op before
 // (`b_reused`: MLA's context matmul reads the latent cache its score matmul just read).
 struct GemmShape {
   int64_t m = 0;
@@ -59,7 +59,8 @@ struct GemmShape {
   int64_t useful_rows = -1;
   // Consecutive instances that read the same B (GQA prefill: the G query heads of one KV head).
   int64_t b_group = 1;
-  uint64_t hbm_bytes(DType dtype) const;
+  uint64_t hbm_bytes(const Precision& precision) const;
+  DType b_type(const Precision& precision) const;  // B's storage type
 };
 
 // A VPU op over a [rows, cols] tensor (reductions and rope along cols).
@@ -94,7 +95,7 @@ struct Lowered {
   Phase phase = Phase::prefill;
   int64_t batch = 0;   // B: sequences (prefill) or slots (decode)
   int64_t length = 0;  // S (prefill) or L, the KV length attended (decode)
-  DType dtype = DType::bf16;
+  Precision precision;
   std::vector<LayerGroup> groups;  // in execution order
   std::vector<TfOp> ops;           // grouped, groups in order, each group's ops in order
   std::string source;              // the model file
@@ -130,8 +131,8 @@ uint64_t weight_elements(const Lowered& lowered);
 // out (< 0.1 % for the presets).
 uint64_t parameter_count(const ModelSpec& model);
 
-// KV cache of one slot at KV length L: 2 * layers * kv_heads * head_dim * L * dtype bytes;
-// with MLA, layers * (kv_lora_rank + rope_head_dim) * L * dtype (one shared latent).
+// KV cache of one slot at KV length L: 2 * layers * kv_heads * head_dim * L values of
+// kv_dtype; with MLA, layers * (kv_lora_rank + rope_head_dim) * L (one shared latent).
 uint64_t kv_cache_bytes_per_slot(const ModelSpec& model, int64_t kv_length);
 
 // The memory-bound floor of one step: every byte that must come from HBM once, over the

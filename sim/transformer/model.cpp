@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "models/mxu/operands.hpp"
 #include "sim/error.hpp"
 #include "sim/input_text.hpp"
 #include "sim/suggest.hpp"
@@ -28,8 +29,8 @@ constexpr int64_t kMaxExperts = 65536;
 
 const std::vector<std::string> kTopKeys{
     "name",  "kind",  "layers", "d_model",    "heads",      "kv_heads",   "head_dim",
-    "attention_dim", "d_ff", "vocab", "max_seq", "dtype", "norm", "activation", "gated_ffn",
-    "positional", "tied_embeddings", "moe", "mla"};
+    "attention_dim", "d_ff", "vocab", "max_seq", "dtype", "weight_dtype", "activation_dtype", "kv_dtype",
+    "fp8_scale", "norm", "activation", "gated_ffn", "positional", "tied_embeddings", "moe", "mla"};
 const std::vector<std::string> kMoeKeys{"experts", "top_k", "expert_ff", "shared_experts",
                                         "dense_layers"};
 const std::vector<std::string> kMlaKeys{"q_lora_rank", "kv_lora_rank", "rope_head_dim",
@@ -145,7 +146,9 @@ class Reader {
       else if (key == "max_seq") {
         m.max_seq = int_value(v, line, key, 1, kMaxDim, "longest sequence");
         m.max_seq_source = fmt::format("{}:{}", path_, line);
-      } else if (key == "dtype") m.dtype = dtype_value(v, line);
+      } else if (key == "dtype" || key == "weight_dtype" || key == "activation_dtype" || key == "kv_dtype")
+        types_[key] = dtype_value(v, line, key);
+      else if (key == "fp8_scale") m.precision.fp8_scale = scale_value(v, line, key);
       else if (key == "norm") m.norm = choice(v, line, key, {"rmsnorm", "layernorm"}) == 0 ? NormKind::rmsnorm : NormKind::layernorm;
       else if (key == "activation") m.activation = static_cast<Activation>(choice(v, line, key, {"silu", "gelu", "relu"}));
       else if (key == "gated_ffn") m.gated_ffn = bool_value(v, line, key);
@@ -165,6 +168,7 @@ class Reader {
     if (!seen.count("kv_heads")) m.kv_heads = m.heads;
     if (!seen.count("head_dim")) m.head_dim = m.attention_dim / m.heads;  // checked below
     if (m.mla && !mla_v_given_) m.mla->v_head_dim = m.head_dim;
+    m.precision = precision(m.precision.fp8_scale);
     check_relations(m, seen_all(seen), [this](const std::string& key) {
       return fmt::format("{}:{}: ", path_, lines_.count(key) ? lines_[key] : lines_[""]);
     });
@@ -231,16 +235,39 @@ class Reader {
                                             did_you_mean(word, choices)));
   }
 
-  DType dtype_value(const YAML::Node& v, int64_t line) {
+  DType dtype_value(const YAML::Node& v, int64_t line, const std::string& key) {
     const std::string name = v.IsScalar() ? v.Scalar() : "";
     if (auto t = parse_dtype(name)) return *t;
-    std::vector<std::string> names;
-    for (auto d : {DType::int8, DType::fp8_e4m3, DType::fp8_e5m2, DType::bf16, DType::fp16,
-                   DType::fp32})
-      names.emplace_back(dtype_name(d));
-    fail_line(yaml_line(v, line), fmt::format("key 'dtype': expected one of {}, got {}{}",
+    fail_line(yaml_line(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
                                             dtype_choices(), describe_yaml(v),
-                                            did_you_mean(name, names)));
+                                            did_you_mean(name, dtype_names())));
+  }
+
+  double scale_value(const YAML::Node& v, int64_t line, const std::string& key) {
+    const std::string text = v.IsScalar() && v.Tag() != "!" ? v.Scalar() : "";
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(value > 0) ||
+        value > 1e30)
+      fail_line(yaml_line(v, line), fmt::format("key '{}': expected a positive number (the static "
+                                              "scale of fp8 tensors, e.g. 1.0), got {}",
+                                              key, describe_yaml(v)));
+    return value;
+  }
+
+  // `dtype` sets all three; weight_dtype, activation_dtype and kv_dtype override it.
+  Precision precision(double fp8_scale) {
+    const auto type = [&](const char* key) {
+      if (types_.count(key)) return types_.at(key);
+      return types_.count("dtype") ? types_.at("dtype") : DType::bf16;
+    };
+    const Precision p{type("weight_dtype"), type("activation_dtype"), type("kv_dtype"), fp8_scale};
+    if (const auto issue = check_precision(p)) {
+      // Reported at the key the file gave (a type it inherited from dtype: at dtype).
+      const std::string at = lines_.count(issue->key) ? issue->key : "dtype";
+      fail_line(lines_.count(at) ? lines_[at] : lines_[""], issue->message);
+    }
+    return p;
   }
 
   // A nested map: checks keys and records "parent.key" lines.
@@ -297,6 +324,7 @@ class Reader {
 
   std::string path_;
   std::map<std::string, int64_t> lines_;  // key ("moe.top_k") -> line; "" -> the root map
+  std::map<std::string, DType> types_;    // dtype, weight_dtype, activation_dtype, kv_dtype given
   bool mla_v_given_ = false;
 };
 
@@ -322,6 +350,36 @@ ModelSpec parse_root(const std::string& path, const std::function<YAML::Node()>&
 }
 
 }  // namespace
+
+std::optional<PrecisionIssue> check_precision(const Precision& p) {
+  const auto names = [](const std::vector<std::string>& v) { return join(v); };
+  if (!dtype_on_mxu(p.activations))
+    return PrecisionIssue{"activation_dtype",
+                          fmt::format("key 'activation_dtype': {} is a weight storage type; expected one of {}",
+                                      dtype_name(p.activations), names(activation_types()))};
+  const auto weights = mxu_operands(p.activations, p.weights);
+  if (const auto* why = std::get_if<std::string>(&weights))
+    return PrecisionIssue{"weight_dtype",
+                          fmt::format("key 'weight_dtype': {}; with activation_dtype {} expected one of {}", *why,
+                                      dtype_name(p.activations), names(b_types_for(p.activations)))};
+  // The fused attention reads K and V as the MXU does: a KV type that needs a dequantise op
+  // (integers under float queries, int4) is not modelled.
+  std::vector<std::string> kv_types;
+  for (const auto& name : b_types_for(p.activations)) {
+    const auto ops = mxu_operands(p.activations, *parse_dtype(name));
+    if (!std::get<MxuOperands>(ops).dequantize_b) kv_types.push_back(name);
+  }
+  const std::string kv(dtype_name(p.kv_cache));
+  if (std::find(kv_types.begin(), kv_types.end(), kv) == kv_types.end())
+    return PrecisionIssue{"kv_dtype",
+                          fmt::format("key 'kv_dtype': {} with activation_dtype {}; expected one of {}{}", kv,
+                                      dtype_name(p.activations), names(kv_types),
+                                      dtype_is_float(p.activations)
+                                          ? " (an integer KV cache under float queries would need a dequantise "
+                                            "step inside attention, which is not modelled)"
+                                          : " (int8 queries read an int8 cache)")};
+  return std::nullopt;
+}
 
 std::string_view norm_name(NormKind n) { return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
 std::string_view activation_name(Activation a) {
@@ -374,6 +432,9 @@ void validate_model(const ModelSpec& m) {
     bad("mla.rope_head_dim", m.mla->rope_head_dim, 0, kMaxDim);
     bad("mla.v_head_dim", m.mla->v_head_dim, 1, kMaxDim);
   }
+  if (!(m.precision.fp8_scale > 0) || m.precision.fp8_scale > 1e30)
+    throw InputError(fmt::format("{}key 'fp8_scale': expected a positive number, got {}", who, m.precision.fp8_scale));
+  if (const auto issue = check_precision(m.precision)) throw InputError(who + issue->message);
   // In code every field is explicit: head_dim, attention_dim and kv_heads count as given.
   check_relations(m, {"head_dim", "attention_dim", "kv_heads"},
                   [&](const std::string&) { return who; });

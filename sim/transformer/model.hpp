@@ -12,6 +12,10 @@
 //   d_ff: 11008
 //   vocab: 32000
 //   dtype: bf16             # optional (default bf16): weights, activations and KV cache
+//   weight_dtype: int8      # optional overrides of dtype (docs/precision.md): W8A16, W4A16,
+//   activation_dtype: bf16  #   an fp8 KV cache; the pairs models/mxu/operands.hpp allows
+//   kv_dtype: fp8_e4m3
+//   fp8_scale: 1.0          # optional: static scale of every fp8 tensor (a compile-time constant)
 //   norm: rmsnorm           # rmsnorm | layernorm
 //   activation: silu        # silu | gelu | relu
 //   gated_ffn: true         # true: SwiGLU/GeGLU (gate, up, down); false: up, down
@@ -56,6 +60,15 @@ struct MlaSpec {
   int64_t v_head_dim = 0;
 };
 
+// Storage types of a model's tensors (docs/precision.md). Accumulators are fp32 for float
+// inputs and int32 for int8 x int8 (models/mxu/operands.hpp); outputs leave in `activations`.
+struct Precision {
+  DType weights = DType::bf16;
+  DType activations = DType::bf16;
+  DType kv_cache = DType::bf16;
+  double fp8_scale = 1.0;  // every fp8 operand's static scale
+};
+
 struct ModelSpec {
   std::string name;  // `name:` or the file stem
   ModelKind kind = ModelKind::decoder;
@@ -68,7 +81,7 @@ struct ModelSpec {
   int64_t d_ff = 0;           // 0 when every layer is MoE and no dense width is given
   int64_t vocab = 0;
   std::optional<int64_t> max_seq;  // longest sequence / KV length (learned positions: table size)
-  DType dtype = DType::bf16;
+  Precision precision;
   NormKind norm = NormKind::rmsnorm;
   Activation activation = Activation::silu;
   bool gated_ffn = false;
@@ -95,6 +108,14 @@ ModelSpec parse_model(const std::string& yaml, const std::string& path);
 
 // Checks a spec built in code with the file's rules (messages name the key, no line).
 void validate_model(const ModelSpec& spec);
+
+// Why weights, activations and KV cache of `p` cannot run together, naming the key
+// (weight_dtype, kv_dtype, activation_dtype) and the allowed types; nullopt when they can.
+struct PrecisionIssue {
+  std::string key;
+  std::string message;
+};
+std::optional<PrecisionIssue> check_precision(const Precision& p);
 
 std::string_view norm_name(NormKind n);
 std::string_view activation_name(Activation a);

@@ -76,7 +76,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
 
   ShardedLayers out{l, {}};
   Lowered& s = out.lowered;
-  const uint64_t w = static_cast<uint64_t>(dtype_bytes(l.dtype));
+  const uint64_t w = dtype_storage_bytes(l.precision.activations, 1);  // an activation type: whole bytes
   const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
   const int64_t Tl = ceil_div(T, Y);  // tokens each chip holds between blocks
   const uint64_t act_bytes = static_cast<uint64_t>(T * m.d_model) * w;
@@ -87,7 +87,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     c.name = name;
     c.kind = kind;
     c.bytes = bytes;
-    c.dtype = l.dtype;
+    c.dtype = l.precision.activations;
     c.send_bytes = std::move(send);
     c.source = l.source;
     out.collectives.push_back({before, std::move(c), group});

@@ -78,7 +78,7 @@ TEST_CASE("Llama-2-70B decode 64x4096 on TPU v4i: the bytes split and what would
                       Contains("llama2-70b.yaml: workload 'llama2-70b@decode-64x4096' needs 223.33 GB") &&
                           Contains("(weights 137.43 GB, KV cache 85.90 GB, activations 0.01 GB)") &&
                           Contains("hbm.capacity_bytes = 8589934592 B (8 GiB)") && Contains("shard it over 27 or more chips: --tp 27") &&
-                          Contains("int8 weights (dtype: int8; the weights would take 68.71 GB)") &&
+                          Contains("int8 weights (weight_dtype: int8 or --weight-dtype int8; the weights would take 68.71 GB)") &&
                           !Contains("fewer decode slots") &&  // the weights alone do not fit
                           Contains("--set \"hbm.capacity_bytes=208 GiB\""));
 }

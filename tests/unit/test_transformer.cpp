@@ -336,7 +336,7 @@ TEST_CASE("DeepSeek-V3-like MoE: expert, shared expert and MLA shapes", "[transf
   const TfOp& ctx = op_named(d, "moe_layer", "attn_context");
   check_gemm(ctx, 128, 4096, 512, 1, Operand::kv_cache);
   CHECK(ctx.gemm()->b_reused);
-  CHECK(ctx.gemm()->hbm_bytes(DType::bf16) == 0);
+  CHECK(ctx.gemm()->hbm_bytes(Precision{}) == 0);
   check_gemm(op_named(d, "moe_layer", "v_up"), 1, 512, 128, 128, Operand::weights);
   CHECK(kv_cache_bytes_per_slot(m, 4096) == 61ull * 576 * 4096 * 2);
   CHECK(totals(d).kv_bytes == kv_cache_bytes_per_slot(m, 4096));
@@ -396,7 +396,7 @@ TEST_CASE("model files: every bad input names file:line and what was expected",
              StartsWith("m.yaml:6: unknown key 'head_dims' (did you mean 'head_dim'?); allowed: "
                         "name, kind, layers,"));
   CHECK(model_error(kBase + "dtype: bf61\n") ==
-        "m.yaml:13: key 'dtype': expected one of int8, fp8_e4m3, fp8_e5m2, bf16, fp16, fp32, got "
+        "m.yaml:13: key 'dtype': expected one of int8, fp8_e4m3, fp8_e5m2, bf16, fp16, fp32, int4, got "
         "'bf61' (did you mean 'bf16'?)");
   CHECK(model_error(replace_line(kBase, 11, "gated_ffn: yes")) ==
         "m.yaml:11: key 'gated_ffn': expected true or false, got 'yes'");
@@ -466,5 +466,7 @@ TEST_CASE("model files: the base file is valid", "[transformer]") {
   const ModelSpec p = parse_model(plain, "p.yaml");
   CHECK(p.kv_heads == 4);
   CHECK(p.head_dim == 16);
-  CHECK(p.dtype == DType::bf16);
+  CHECK(p.precision.weights == DType::bf16);
+  CHECK(p.precision.activations == DType::bf16);
+  CHECK(p.precision.kv_cache == DType::bf16);
 }

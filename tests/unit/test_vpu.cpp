@@ -55,10 +55,10 @@ TEST_CASE("vector kinds have names that parse back", "[vpu]") {
     REQUIRE(kind);
     CHECK(vector_kind_name(*kind) == name);
   }
-  CHECK(vector_kind_names().size() == 9);
+  CHECK(vector_kind_names().size() == 10);
   CHECK(!parse_vector_kind("Softmax"));
   CHECK(!parse_vector_kind("tanh"));
-  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope");
+  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
 }
 
 TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
@@ -71,7 +71,7 @@ TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
                        Row{VectorKind::relu, 1, 0, 0}, Row{VectorKind::gelu, 12, 0, 0},
                        Row{VectorKind::silu, 11, 0, 0}, Row{VectorKind::rmsnorm, 4, 1, 6},
                        Row{VectorKind::layernorm, 7, 2, 7}, Row{VectorKind::softmax, 8, 2, 4},
-                       Row{VectorKind::rope, 4, 0, 0}}) {
+                       Row{VectorKind::rope, 4, 0, 0}, Row{VectorKind::dequantize, 1, 0, 0}}) {
     INFO(vector_kind_name(r.kind));
     const VectorCost c = vector_cost(kDefault, r.kind);
     CHECK(c.elem_ops == r.elem);
@@ -149,6 +149,13 @@ TEST_CASE("VpuOp overload, traffic and overflow", "[vpu]") {
   const VpuTraffic add = vpu_traffic({VectorKind::add, 4, 8, DType::fp32});
   CHECK(add.bytes_read == 2 * 4 * 8 * 4);
   CHECK(add.bytes_written == 4 * 8 * 4);
+  // Dequantise reads packed integers and writes the float type: int4 [3, 5] is ceil(15 / 2) B
+  // in, 15 x 2 B of bf16 out; one scale multiply per value (8 x 128 values: one vreg op).
+  VpuOp deq{VectorKind::dequantize, 3, 5, DType::int4};
+  deq.to_dtype = DType::bf16;
+  CHECK(vpu_traffic(deq).bytes_read == 8);
+  CHECK(vpu_traffic(deq).bytes_written == 30);
+  CHECK(vpu_vreg_ops(kDefault, VectorKind::dequantize, 8, 128) == 1);
   CHECK_THROWS_AS(vpu_cycles(kDefault, VpuOp{VectorKind::add, -1, 4, DType::bf16}),
                   std::invalid_argument);
   CHECK_THROWS_AS(vpu_cycles(kDefault, VectorKind::gelu, UINT64_MAX, UINT64_MAX),
@@ -180,25 +187,35 @@ TEST_CASE("the VPU engine advances SystemC time by the closed form", "[vpu]") {
   FreshContext context;
   SemaphoreBank semaphores(0);
   Scratchpad vmem({"vmem", 16ull << 20, 32, 1024, 2});
+  Scratchpad weights({"weights", 16ull << 20, 32, 1024, 2});
   VpuEngine engine("vpu", EngineId{}, {}, semaphores, kDefault);
-  engine.attach_vmem(&vmem);
+  engine.attach_scratchpads(&vmem, &weights);
+  VpuOp dequantize{VectorKind::dequantize, 256, 256, DType::int8};
+  dequantize.to_dtype = DType::bf16;
   const std::vector<VpuOp> work{{VectorKind::add, 1024, 768, DType::bf16},
                                 {VectorKind::softmax, 12 * 1024, 1024, DType::bf16},
                                 {VectorKind::rmsnorm, 0, 4096, DType::bf16},
-                                {VectorKind::rmsnorm, 1, 4096, DType::bf16}};
+                                {VectorKind::rmsnorm, 1, 4096, DType::bf16},
+                                dequantize};
   Driver driver("driver", engine, work);
   sc_core::sc_start();
-  REQUIRE(driver.done.size() == 4);
-  CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82});
-  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82});
+  REQUIRE(driver.done.size() == 5);
+  // Dequantise [256, 256]: 32 x 2 vregs, one multiply each: 8 + 64 / 2 cycles.
+  CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82, 40});
+  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
   const VpuStats& s = engine.stats();
-  CHECK(s.instructions == 4);
-  CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096);
-  CHECK(s.busy_cycles == 392 + 73736 + 82);
-  CHECK(s.vreg_ops == 768 + 147456 + 148);
+  CHECK(s.instructions == 5);
+  CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096 + 65536);
+  CHECK(s.busy_cycles == 392 + 73736 + 82 + 40);
+  CHECK(s.vreg_ops == 768 + 147456 + 148 + 64);
   CHECK(s.bytes_read == (2ull * 1024 * 768 + 12ull * 1024 * 1024 + 4096) * 2);
   CHECK(vmem.bytes_read() == s.bytes_read);
   CHECK(vmem.bytes_written() == s.bytes_written);
+  // The dequantise works in the weight buffer: int8 in, bf16 out.
+  CHECK(weights.bytes_read() == 65536);
+  CHECK(weights.bytes_written() == 2 * 65536);
+  CHECK(s.weights_bytes_read == 65536);
+  CHECK(s.weights_bytes_written == 2 * 65536);
 }
 
 TEST_CASE("the VPU engine rejects a bad config and a bad op", "[vpu]") {

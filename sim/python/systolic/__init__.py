@@ -122,18 +122,21 @@ def _result_from_json(text):
     return Result(_systolic.result_from_json(text))
 
 
-def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform"):
+def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform",
+        weight_dtype=None, activation_dtype=None, kv_dtype=None):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
     bucket="BxS" and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
     `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
     released while simulating. On a multi-chip config (ici.topology) every chip runs, a
     transformer sharded tp= / ep= ways (routing="uniform"|"skewed"), as `--tp/--ep/--routing`;
-    the Result is then the system report (docs/report.md, "Multi-chip runs")."""
+    the Result is then the system report (docs/report.md, "Multi-chip runs"). weight_dtype=,
+    activation_dtype=, kv_dtype= override a transformer file's types, as `--weight-dtype` etc.
+    (docs/precision.md)."""
     return Result(_systolic.run(_as_config(config),
                                 None if workload is None else _os.fspath(workload),
                                 None if trace is None else _os.fspath(trace),
-                                bucket, phase, int(tp), int(ep), routing))
+                                bucket, phase, int(tp), int(ep), routing, weight_dtype, activation_dtype, kv_dtype))
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,
@@ -148,10 +151,13 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
                                  bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines)))
 
 
-def compile(config, workload, output=None, bucket=None, phase="prefill"):  # noqa: A001
+def compile(config, workload, output=None, bucket=None, phase="prefill",  # noqa: A001
+            weight_dtype=None, activation_dtype=None, kv_dtype=None):
     """Lowers a workload to a Program (per-engine instruction streams) for this chip, as
-    `systolic compile` does; with output=PATH also writes the compiled trace there."""
-    program = _systolic.compile(_as_config(config), _os.fspath(workload), bucket, phase)
+    `systolic compile` does; with output=PATH also writes the compiled trace there.
+    weight_dtype= etc. override a transformer file's types, as `--weight-dtype` etc."""
+    program = _systolic.compile(_as_config(config), _os.fspath(workload), bucket, phase,
+                                weight_dtype, activation_dtype, kv_dtype)
     if output is not None:
         program.write(_os.fspath(output))
     return program
