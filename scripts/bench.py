@@ -73,18 +73,18 @@ def main():
 
     case("Llama-2-7B prefill [1, 2048], 32 layers, real memory system, tpu-v4i (compile + simulate)",
          ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/models/llama2-7b.yaml", "--bucket", "1x2048",
-          "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"], "< 2 s, < 200 MB")
+          "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"], "< 1 s, < 200 MB")
     case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 torus), 80 layers, ideal memory (what-if)",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8", "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=17 GiB"], "< 5 s")
     case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system on every chip",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8", "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=17 GiB"], "")
-    case("Azure code trace (8,819 requests) replayed with two bucket sets, Llama-2-7B, tpu-v4i",
-         ["pack", "-c", "configs/tpu-v4i.yaml", "--set", "hbm.capacity_bytes=32 GiB", "-m", "traces/models/llama2-7b.yaml",
+    case("demo: Azure code trace (8,819 requests), two bucket sets, Llama-3-8B W8A16 on one tpu-v5e, real memory",
+         ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
-          "--buckets", "traces/buckets/llama2-4k.yaml", "--buckets", "traces/buckets/llama2-pow2.yaml",
-          "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 10 s")
+          "--buckets", "traces/buckets/llama3-8k.yaml", "--buckets", "traces/buckets/llama3-coarse.yaml",
+          "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 60 s")
 
     # Sweep throughput: 100 points, 2 worker processes, a fresh output folder each time.
     walls = []
