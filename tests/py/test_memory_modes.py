@@ -82,6 +82,9 @@ MODEL_CASES = [  # (model, layers kept, preset, bucket, phase)
     ("llama2-7b.yaml", 2, "tpu-v4i", "4x1024", "decode"),
     ("llama3-8b.yaml", 2, "tpu-v5e", "1x512", "prefill"),
     ("llama3-8b.yaml", 2, "tpu-v5e", "16x2048", "decode"),
+    ("llama3-8b-w8a16.yaml", 2, "tpu-v5e", "1x1024", "prefill"),
+    ("llama2-7b-w8a16.yaml", 2, "tpu-v4i", "4x1024", "decode"),
+    ("llama2-7b-fp8kv.yaml", 2, "tpu-v4i", "4x1024", "decode"),
 ]
 
 
