@@ -350,6 +350,47 @@ TEST_CASE("bytes counted at HBM equal the bytes the descriptors asked for", "[me
   CHECK(dma.stats().requests > 17 * 300);
 }
 
+TEST_CASE("on an ideal HBM a descriptor takes no time and counts the bytes the modelled one does",
+          "[memory][dma]") {
+  struct Side {
+    HbmCore hbm;
+    Scratchpad vmem{{"vmem", 1 << 20, 8, 512, 2}};
+    Scratchpad acc{{"accumulators", 1 << 20, 8, 512, 2}};
+    DmaCore dma{hbm, {&vmem, &acc}, DmaConfig{}};
+    explicit Side(HbmTiming t) : hbm(hbm2_tpu_v4i(), 1000.0, t) {}
+  };
+  Side real(HbmTiming::modelled), ideal(HbmTiming::ideal);
+  DmaDescriptor strided;  // 3 rows of 1000 bf16 from a 4096-wide matrix
+  strided.src = DmaEndpoint::hbm(12345, {1, 4096, 0});
+  strided.dst = DmaEndpoint::sram(0, 0, {1, 1000, 0});
+  strided.element_bytes = 2;
+  strided.shape = {1000, 3, 1};
+  const std::vector<DmaDescriptor> work = {
+      strided,
+      DmaDescriptor::linear(DmaEndpoint::sram(1, 0), DmaEndpoint::hbm(1 << 20), 7000),  // write-back
+      DmaDescriptor::linear(DmaEndpoint::hbm(8 << 20), DmaEndpoint::hbm(9 << 20), 5000),
+      DmaDescriptor::linear(DmaEndpoint::sram(0, 0), DmaEndpoint::sram(1, 0), 3000)};
+  uint64_t t = 1000;
+  for (const auto& d : work) {
+    CHECK(ideal.dma.run(d, t) == t);  // completes when issued
+    CHECK(real.dma.run(d, t) > t);
+    t += 1000;
+  }
+  CHECK(ideal.hbm.stats().bytes_read == real.hbm.stats().bytes_read);
+  CHECK(ideal.hbm.stats().bytes_written == real.hbm.stats().bytes_written);
+  CHECK(ideal.hbm.stats().bytes_read == strided.total_bytes() + 5000);
+  CHECK(ideal.hbm.stats().bytes_written == 7000 + 5000);
+  CHECK(ideal.hbm.stats().chunks == 0);  // nothing timed
+  for (auto f : {&DmaStats::bytes, &DmaStats::hbm_bytes_read, &DmaStats::hbm_bytes_written,
+                 &DmaStats::sram_bytes_read, &DmaStats::sram_bytes_written, &DmaStats::descriptors})
+    CHECK(ideal.dma.stats().*f == real.dma.stats().*f);
+  CHECK(ideal.dma.stats().busy_ps == 0);
+  CHECK(ideal.vmem.bytes_written() == real.vmem.bytes_written());
+  CHECK(ideal.vmem.bytes_read() == real.vmem.bytes_read());
+  CHECK(ideal.acc.bytes_read() == real.acc.bytes_read());
+  CHECK(ideal.acc.bytes_written() == real.acc.bytes_written());
+}
+
 TEST_CASE("random descriptors conserve bytes", "[memory][dma]") {
   HbmCore hbm(hbm2_tpu_v4i());
   Scratchpad vmem({"vmem", 16 << 20, 8, 512, 2});
