@@ -8,9 +8,10 @@
 
 namespace systolic {
 namespace {
-std::vector<Instruction> stream_for(const Program& program, EngineId id) {
+// The engine's stream of the program, borrowed: the program outlives the chip's run.
+InstructionStream stream_for(const Program& program, EngineId id) {
   for (const auto& s : program.streams)
-    if (s.engine == id) return s.instructions;
+    if (s.engine == id) return InstructionStream::borrow(s.instructions);
   return {};
 }
 

@@ -6,16 +6,16 @@
 
 namespace systolic {
 
-Engine::Engine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
+Engine::Engine(const sc_core::sc_module_name& name, EngineId id, InstructionStream stream,
                SemaphoreBank& semaphores)
     : sc_module(name), id_(id), stream_(std::move(stream)), semaphores_(semaphores) {
   SC_THREAD(run);
 }
 
 void Engine::run() {
-  records_.reserve(stream_.size());
-  for (size_t i = 0; i < stream_.size(); ++i) {
-    const Instruction& instr = stream_[i];
+  records_.reserve(stream().size());
+  for (size_t i = 0; i < stream().size(); ++i) {
+    const Instruction& instr = stream()[i];
     InstrRecord rec;
     rec.index = static_cast<int>(i);
     rec.layer = instr.layer;
@@ -36,7 +36,7 @@ void Engine::run() {
 std::string Engine::blocked_reason() const {
   if (finished()) return "finished";
   const size_t i = records_.size();
-  for (const auto& w : stream_[i].waits)
+  for (const auto& w : stream()[i].waits)
     if (semaphores_.value(w.sem) < w.at_least)
       return fmt::format("instruction {} waits for semaphore {} >= {}, which stays at {}", i, w.sem,
                          w.at_least, semaphores_.value(w.sem));

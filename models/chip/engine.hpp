@@ -13,6 +13,24 @@
 
 namespace systolic {
 
+// An engine's instructions: borrowed from the program (a chip's engines read the program's own
+// streams, which outlive the run, so a program is never held twice) or owned (a list built for
+// one engine, as tests do).
+class InstructionStream {
+ public:
+  InstructionStream(std::vector<Instruction> owned = {}) : owned_(std::move(owned)) {}  // NOLINT: implicit
+  static InstructionStream borrow(const std::vector<Instruction>& instructions) {
+    InstructionStream s;
+    s.borrowed_ = &instructions;
+    return s;
+  }
+  const std::vector<Instruction>& get() const { return borrowed_ ? *borrowed_ : owned_; }
+
+ private:
+  std::vector<Instruction> owned_;
+  const std::vector<Instruction>* borrowed_ = nullptr;
+};
+
 struct InstrRecord {
   int index = 0;        // position in the stream
   int layer = -1;
@@ -24,13 +42,13 @@ struct InstrRecord {
 class Engine : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Engine);
-  Engine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
+  Engine(const sc_core::sc_module_name& name, EngineId id, InstructionStream stream,
          SemaphoreBank& semaphores);
 
   EngineId id() const { return id_; }
-  const std::vector<Instruction>& stream() const { return stream_; }
+  const std::vector<Instruction>& stream() const { return stream_.get(); }
   const std::vector<InstrRecord>& records() const { return records_; }
-  bool finished() const { return records_.size() == stream_.size(); }
+  bool finished() const { return records_.size() == stream().size(); }
   // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".
   std::string blocked_reason() const;
   // For waveforms (sc_trace): true while executing an instruction / waiting on its semaphores.
@@ -45,7 +63,7 @@ class Engine : public sc_core::sc_module {
   void run();
 
   EngineId id_;
-  std::vector<Instruction> stream_;
+  InstructionStream stream_;
   SemaphoreBank& semaphores_;
   std::vector<InstrRecord> records_;
   bool busy_ = false, stalled_ = false;

@@ -7,7 +7,7 @@
 namespace systolic {
 
 DmaEngine::DmaEngine(const sc_core::sc_module_name& name, EngineId id,
-                     std::vector<Instruction> stream, SemaphoreBank& semaphores, HbmCore& hbm,
+                     InstructionStream stream, SemaphoreBank& semaphores, HbmCore& hbm,
                      std::vector<Scratchpad*> scratchpads, const DmaConfig& config)
     : Engine(name, id, std::move(stream), semaphores),
       core_(hbm, std::move(scratchpads), config),

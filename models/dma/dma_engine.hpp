@@ -17,7 +17,7 @@ namespace systolic {
 class DmaEngine : public Engine {
  public:
   // `hbm` and `scratchpads` are shared with the other engines and must outlive this one.
-  DmaEngine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
+  DmaEngine(const sc_core::sc_module_name& name, EngineId id, InstructionStream stream,
             SemaphoreBank& semaphores, HbmCore& hbm, std::vector<Scratchpad*> scratchpads,
             const DmaConfig& config);
 

@@ -15,7 +15,7 @@ int IciFabric::semaphore_id(int chip, const std::string& name) const {
   return it == names.end() ? -1 : static_cast<int>(it - names.begin());
 }
 
-IciEngine::IciEngine(const sc_core::sc_module_name& name, int chip, std::vector<Instruction> stream,
+IciEngine::IciEngine(const sc_core::sc_module_name& name, int chip, InstructionStream stream,
                      SemaphoreBank& semaphores, IciFabric& fabric, uint64_t quantum_cycles)
     : Engine(name, {EngineKind::ici, 0}, std::move(stream), semaphores),
       chip_(chip),

@@ -36,7 +36,7 @@ struct IciStats {
 
 class IciEngine : public Engine {
  public:
-  IciEngine(const sc_core::sc_module_name& name, int chip, std::vector<Instruction> stream,
+  IciEngine(const sc_core::sc_module_name& name, int chip, InstructionStream stream,
             SemaphoreBank& semaphores, IciFabric& fabric, uint64_t quantum_cycles);
 
   // nullopt when the engine can send every message of `op`, else what is wrong (a destination

@@ -4,7 +4,7 @@
 
 namespace systolic {
 
-MxuEngine::MxuEngine(const sc_core::sc_module_name& name, int index, std::vector<Instruction> stream,
+MxuEngine::MxuEngine(const sc_core::sc_module_name& name, int index, InstructionStream stream,
                      SemaphoreBank& semaphores, std::unique_ptr<MxuCore> core, uint64_t seed)
     : Engine(name, {EngineKind::mxu, index}, std::move(stream), semaphores),
       core_(std::move(core)),

@@ -13,7 +13,7 @@ namespace systolic {
 
 class MxuEngine : public Engine {
  public:
-  MxuEngine(const sc_core::sc_module_name& name, int index, std::vector<Instruction> stream,
+  MxuEngine(const sc_core::sc_module_name& name, int index, InstructionStream stream,
             SemaphoreBank& semaphores, std::unique_ptr<MxuCore> core, uint64_t seed);
 
   uint64_t macs_issued() const { return macs_issued_; }

@@ -14,7 +14,7 @@ const VpuConfig& validated(const VpuConfig& config) {
 }  // namespace
 
 VpuEngine::VpuEngine(const sc_core::sc_module_name& name, EngineId id,
-                     std::vector<Instruction> stream, SemaphoreBank& semaphores,
+                     InstructionStream stream, SemaphoreBank& semaphores,
                      const VpuConfig& config)
     // Validated before the module registers itself, so a bad config leaves no half-built module.
     : Engine((validated(config), name), id, std::move(stream), semaphores), config_(config) {}

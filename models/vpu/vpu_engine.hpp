@@ -29,7 +29,7 @@ class VpuEngine : public Engine {
  public:
   // `id` is the engine's name in the program (EngineKind::vpu once the IR has it).
   // Throws std::invalid_argument for an invalid config.
-  VpuEngine(const sc_core::sc_module_name& name, EngineId id, std::vector<Instruction> stream,
+  VpuEngine(const sc_core::sc_module_name& name, EngineId id, InstructionStream stream,
             SemaphoreBank& semaphores, const VpuConfig& config);
 
   // With a real memory system: count operand traffic on VMEM, and the dequantise ops' on the
