@@ -87,11 +87,9 @@ class Lowering {
         copy.bytes = size;
         copy.recv_sem = t_.program.semaphores[static_cast<size_t>(way.recv)];
         copy.tie = way.dir;
-        if (t_.hbm_base) {
-          copy.via_hbm = true;
-          copy.src_addr = *t_.hbm_base + way.base + offset;
-          copy.dst_addr = *t_.hbm_base + c_.bytes + way.base + offset;
-        }
+        copy.via_hbm = true;
+        copy.src_addr = t_.hbm_base + way.base + offset;
+        copy.dst_addr = t_.hbm_base + c_.bytes + way.base + offset;
         std::get<IciOp>(send.op).copies.push_back(std::move(copy));
       }
       ici_.instructions.push_back(std::move(send));
@@ -138,11 +136,9 @@ class Lowering {
         copy.bytes = bytes;
         copy.recv_sem = t_.program.semaphores[static_cast<size_t>(recv)];
         copy.tie = tie;
-        if (t_.hbm_base) {
-          copy.via_hbm = true;
-          copy.src_addr = *t_.hbm_base + offset;
-          copy.dst_addr = *t_.hbm_base + c_.bytes + offset;
-        }
+        copy.via_hbm = true;
+        copy.src_addr = t_.hbm_base + offset;
+        copy.dst_addr = t_.hbm_base + c_.bytes + offset;
         std::get<IciOp>(send.op).copies.push_back(std::move(copy));
       }
       offset += bytes;

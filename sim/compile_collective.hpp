@@ -1,6 +1,6 @@
 #pragma once
 // Lowering collectives (sim/workload.hpp CollectiveWork) to one chip's ICI messages and VPU
-// additions, for either memory lowering (docs/interconnect.md has the algorithms):
+// additions; messages move HBM to HBM (docs/interconnect.md has the algorithms):
 //   ring        one ring through every chip (Topology::ring_order), n - 1 steps per phase
 //   bidir_ring  the same ring both ways at once, half the data each way
 //   torus       dimension by dimension, a bidirectional ring along each line of the torus
@@ -8,7 +8,6 @@
 // directly (dimension-order routed), whatever the algorithm.
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 
 #include "sim/compile_detail.hpp"
@@ -21,9 +20,9 @@ struct CollectiveTarget {
   int chip = 0;  // which chip of the system this program is for
   // Declares a semaphore (the lowering's own bookkeeping of signal counts stays in sync).
   std::function<int(const std::string&)> new_semaphore;
-  // With a real memory system, where the collective's buffers start in HBM (the same address
-  // on every chip: its input, then a receive area as large); nullopt with ideal memory.
-  std::optional<uint64_t> hbm_base;
+  // Where the collective's buffers start in HBM (the same address on every chip: its input,
+  // then a receive area as large).
+  uint64_t hbm_base = 0;
 };
 
 // HBM the collective's buffers take on each chip (input and receive area).

@@ -20,6 +20,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "sim/compile_collective.hpp"
 #include "sim/compile_detail.hpp"
@@ -320,14 +321,16 @@ class Emitter {
   }
   uint64_t emitted(int s) const { return emitted_[s]; }
   void push(EngineKind kind, int index, Instruction i) {
-    // Streams: the MXUs, the DMA engines, the VPU (the ICI engine's, when a collective adds
-    // it, comes after them all).
-    const size_t dmas = config_.dma.engine.engines;
-    const size_t base = kind == EngineKind::mxu   ? 0
-                        : kind == EngineKind::dma ? static_cast<size_t>(config_.mxu.count)
-                                                  : static_cast<size_t>(config_.mxu.count) + dmas;
-    if (kind != EngineKind::mxu && kind != EngineKind::dma && kind != EngineKind::vpu)
-      throw std::logic_error("compile: the tiled emitter has no stream for this engine");
+    // Streams: the MXUs, the DMA engines, the VPU (the ICI engine's, which a collective adds,
+    // comes after them all and is filled by compile_collective.cpp).
+    const size_t mxus = static_cast<size_t>(config_.mxu.count), dmas = config_.dma.engine.engines;
+    size_t base = 0;
+    switch (kind) {
+      case EngineKind::mxu: base = 0; break;
+      case EngineKind::dma: base = mxus; break;
+      case EngineKind::vpu: base = mxus + dmas; break;
+      case EngineKind::ici: throw std::logic_error("compile: ICI instructions go through compile_collective");
+    }
     p_.streams[base + static_cast<size_t>(index)].instructions.push_back(std::move(i));
   }
 
