@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 
 namespace systolic {
 namespace {

@@ -9,16 +9,16 @@
 #include <memory>
 #include <vector>
 
-#include "models/chip/engine.hpp"
-#include "models/chip/semaphores.hpp"
+#include "models/chip/chip_config.hpp"
 #include "models/dma/dma_engine.hpp"
+#include "models/engine/engine.hpp"
+#include "models/engine/semaphores.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/ici/ici_engine.hpp"
+#include "models/isa/program.hpp"
 #include "models/mxu/mxu_engine.hpp"
-#include "models/vpu/vpu_engine.hpp"
 #include "models/sram/scratchpad.hpp"
-#include "sim/config.hpp"
-#include "sim/program.hpp"
+#include "models/vpu/vpu_engine.hpp"
 
 namespace systolic {
 

@@ -19,8 +19,8 @@
 #include <tuple>
 #include <vector>
 
-#include "models/dma/dma_descriptor.hpp"
 #include "models/hbm/hbm_core.hpp"
+#include "models/isa/dma_descriptor.hpp"
 #include "models/sram/scratchpad.hpp"
 
 namespace systolic {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "models/chip/engine.hpp"
 #include "models/dma/dma_core.hpp"
-#include "models/dma/dma_descriptor.hpp"
+#include "models/engine/engine.hpp"
+#include "models/isa/dma_descriptor.hpp"
 
 namespace systolic {
 

@@ -1,6 +1,6 @@
 #pragma once
 // A chip's ICI engine: a SystemC engine whose instructions send messages to other chips
-// (sim/program.hpp IciOp). It books each message chunk by chunk on the shared network
+// (models/isa/program.hpp IciOp). It books each message chunk by chunk on the shared network
 // (models/ici/ici_network.hpp) and, with a real memory system, on the source and destination
 // HBM models; when a message's last byte has landed it signals the destination chip's
 // semaphore. Like the DMA engines it books at most a quantum ahead of simulated time before
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/chip/engine.hpp"
+#include "models/engine/engine.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/ici/ici_network.hpp"
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/isa/program.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/program.hpp"
 
 namespace systolic {
 

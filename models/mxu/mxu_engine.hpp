@@ -5,7 +5,7 @@
 #include <array>
 #include <memory>
 
-#include "models/chip/engine.hpp"
+#include "models/engine/engine.hpp"
 #include "models/mxu/mxu_core.hpp"
 #include "models/sram/scratchpad.hpp"
 

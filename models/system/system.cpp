@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 
 namespace systolic {
 

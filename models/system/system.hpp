@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "models/chip/chip.hpp"
+#include "models/chip/chip_config.hpp"
 #include "models/ici/ici_engine.hpp"
-#include "sim/config.hpp"
-#include "sim/program.hpp"
+#include "models/isa/program.hpp"
 
 namespace systolic {
 

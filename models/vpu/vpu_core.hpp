@@ -50,26 +50,14 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/isa/vpu_op.hpp"
 
 namespace systolic {
-
-enum class VectorKind { add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize };
 
 std::string_view vector_kind_name(VectorKind kind);                 // "rmsnorm"
 std::optional<VectorKind> parse_vector_kind(std::string_view name);  // exact, lower case
 std::vector<std::string> vector_kind_names();                        // every kind, in order
 std::string vector_kind_choices();                                   // "add, mul, ..." for messages
-
-// One VPU instruction: `kind` over a [rows, cols] tensor. Row-wise kinds (rmsnorm,
-// layernorm, softmax) reduce along cols; rope rotates pairs along cols. The lead adds it to
-// sim/program.hpp's Operation variant.
-struct VpuOp {
-  VectorKind kind = VectorKind::add;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  DType dtype = DType::bf16;  // storage type of the operands in VMEM (sizes traffic only)
-  std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
-};
 
 struct VpuConfigIssue {
   std::string field;  // the config key, "vpu.lanes"

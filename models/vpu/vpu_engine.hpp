@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/chip/engine.hpp"
+#include "models/engine/engine.hpp"
 #include "models/sram/scratchpad.hpp"
 #include "models/vpu/vpu_core.hpp"
 

@@ -3,13 +3,13 @@
 
 #include <memory>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/compile.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/report.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/report.hpp"
 #include "sim/trace/trace.hpp"
-#include "sim/workload.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace systolic::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "sim/cli/commands.hpp"
-#include "sim/config.hpp"
+#include "sim/config/config.hpp"
 
 namespace systolic::cli {
 namespace {

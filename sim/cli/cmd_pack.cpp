@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <memory>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/replay.hpp"
-#include "sim/report.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/report.hpp"
+#include "sim/serving/replay.hpp"
 
 namespace systolic::cli {
 namespace {

@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <memory>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/compile.hpp"
-#include "sim/config.hpp"
-#include "sim/report.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
-#include "sim/timeline.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/report.hpp"
+#include "sim/report/timeline.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/viz/vcd_tracer.hpp"
 
 namespace systolic::cli {
@@ -33,7 +33,7 @@ struct RunOptions {
   std::string outdir = "out";
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
-  std::string timeline;  // trace-event JSON (sim/timeline.hpp)
+  std::string timeline;  // trace-event JSON (sim/report/timeline.hpp)
 };
 }  // namespace
 

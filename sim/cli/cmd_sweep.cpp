@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/error.hpp"
 
 namespace systolic::cli {
 namespace {

@@ -3,14 +3,14 @@
 
 #include <memory>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/report.hpp"
-#include "sim/transformer/lower.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/report.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
 #include "sim/viz/pad_tokens.hpp"
+#include "sim/workload/transformer/lower.hpp"
 
 namespace systolic::cli {
 namespace {

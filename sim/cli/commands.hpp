@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.hpp"
-#include "sim/program.hpp"
+#include "models/isa/program.hpp"
+#include "sim/config/config.hpp"
 #include "sim/trace/trace.hpp"
-#include "sim/workload.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace systolic::cli {
 

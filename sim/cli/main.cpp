@@ -6,8 +6,8 @@
 #include <exception>
 #include <vector>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/error.hpp"
 
 int main(int argc, char** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);

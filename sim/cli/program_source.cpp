@@ -1,9 +1,9 @@
 // Where `run` and `viz` get their program: a workload compiled for the chip, or a trace.
 #include <filesystem>
 
+#include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/compile.hpp"
-#include "sim/error.hpp"
+#include "sim/compile/compile.hpp"
 #include "sim/trace/trace.hpp"
 
 namespace systolic::cli {

@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
+#include "models/common/suggest.hpp"
 #include "sim/packing/detail.hpp"
 #include "sim/packing/request_log.hpp"
-#include "sim/suggest.hpp"
 
 namespace systolic::packing {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 
 namespace systolic::packing::detail {
 

@@ -2,7 +2,7 @@
 // Internals shared by the packing library's readers and packers. Not part of the public API.
 #include <cstdint>
 
-#include "sim/input_text.hpp"
+#include "sim/common/input_text.hpp"
 #include <optional>
 #include <string>
 #include <string_view>

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 #include "sim/packing/detail.hpp"
 
 namespace systolic::packing {

@@ -1,7 +1,7 @@
 // The native half of the `systolic` Python package (docs/python.md). The pure-Python half,
 // sim/python/systolic/*.py, wraps these in friendlier classes (pandas frames, sweeps).
 //
-// Every run builds the chip in a fresh SystemC context (sim/simulate.hpp), so one process can
+// Every run builds the chip in a fresh SystemC context (sim/run/simulate.hpp), so one process can
 // run any number of times. SystemC keeps its current context in globals, so runs in one
 // process are serialised by a mutex; the GIL is released meanwhile, and other Python threads
 // keep running. Parallel runs need processes (the sweep's pool, a Dask cluster).
@@ -17,15 +17,15 @@
 #include <variant>
 #include <vector>
 
-#include "sim/compile.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/program.hpp"
-#include "sim/replay.hpp"
-#include "sim/report.hpp"
-#include "sim/simulate.hpp"
+#include "models/common/error.hpp"
+#include "models/isa/program.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/report.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/serving/replay.hpp"
 #include "sim/trace/trace.hpp"
-#include "sim/workload.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace py = pybind11;
 using json = nlohmann::ordered_json;

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config.hpp"
-#include "sim/config_hash.hpp"
-#include "sim/program.hpp"
+#include "models/isa/program.hpp"
+#include "sim/config/config.hpp"
+#include "sim/config/hash.hpp"
 
 namespace systolic {
 
@@ -56,7 +56,7 @@ std::string write_trace_header(const TraceHeader& header);
 // unknown opcode or key, a malformed value, a semaphore waited for but never signalled often
 // enough, a header that does not hash to its recorded hash, or a trace compiled for another
 // config (naming every differing key with both values; memory.ideal may differ); and
-// "file: ..." for a trace that touches HBM past hbm.capacity_bytes (sim/capacity.hpp).
+// "file: ..." for a trace that touches HBM past hbm.capacity_bytes (sim/compile/capacity.hpp).
 Trace read_trace(const std::string& path, const ChipConfig& config);
 Trace parse_trace(const std::string& text, const std::string& name, const ChipConfig& config);
 

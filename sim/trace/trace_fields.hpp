@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "models/common/dtype.hpp"
-#include "sim/program.hpp"
+#include "models/isa/program.hpp"
 
 namespace systolic::trace_detail {
 

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <utility>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 #include "sim/trace/trace_tokens.hpp"
 
 namespace systolic {

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/capacity.hpp"
+#include "models/common/error.hpp"
+#include "models/common/suggest.hpp"
 #include "models/mxu/operands.hpp"
-#include "sim/error.hpp"
-#include "sim/suggest.hpp"
+#include "sim/compile/capacity.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/trace_fields.hpp"
 #include "sim/trace/trace_header.hpp"

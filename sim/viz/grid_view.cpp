@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
-#include "models/chip/engine.hpp"
 #include "models/common/clock.hpp"
-#include "sim/error.hpp"
-#include "sim/suggest.hpp"
+#include "models/common/error.hpp"
+#include "models/common/suggest.hpp"
+#include "models/engine/engine.hpp"
 
 namespace systolic {
 namespace {

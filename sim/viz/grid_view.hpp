@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "models/isa/program.hpp"
 #include "models/mxu/grid_recorder.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/config.hpp"
-#include "sim/program.hpp"
-#include "sim/simulate.hpp"
+#include "sim/config/config.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/viz/pad_tokens.hpp"
 
 namespace systolic {

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
+#include "models/common/suggest.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/packing/request_log.hpp"
-#include "sim/suggest.hpp"
 
 namespace systolic {
 

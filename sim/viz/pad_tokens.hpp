@@ -5,7 +5,7 @@
 //
 // A bucket instance has B lanes of S token positions; lane b holds useful[b] tokens at its
 // start (one request, or several packed one after the other) and pad tokens after them. Rows
-// of A are tokens in these layers of a model lowered at [B, S] (sim/transformer/lower.hpp):
+// of A are tokens in these layers of a model lowered at [B, S] (sim/workload/transformer/lower.hpp):
 //  * every matmul with M = B*S rows (projections, FFN, router, LM head with all logits):
 //    row t is position t % S of lane t / S;
 //  * the attention matmuls (kind attention, M = S query positions): instance i of the layer
@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "models/isa/program.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/packing/packer.hpp"
-#include "sim/program.hpp"
 
 namespace systolic {
 

@@ -10,7 +10,7 @@
 
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 
 namespace systolic {
 namespace {

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "models/isa/program.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/config.hpp"
-#include "sim/program.hpp"
-#include "sim/simulate.hpp"
+#include "sim/config/config.hpp"
+#include "sim/run/simulate.hpp"
 
 namespace systolic {
 

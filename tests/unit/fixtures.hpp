@@ -3,8 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config.hpp"
-#include "sim/workload.hpp"
+#include "sim/config/config.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace systolic::testing {
 

@@ -1,4 +1,4 @@
-// HBM capacity (sim/capacity.hpp, docs/memory.md "HBM layout and footprint"): the footprint of
+// HBM capacity (sim/compile/capacity.hpp, docs/memory.md "HBM layout and footprint"): the footprint of
 // a small model worked by hand, the boundary (a workload that fills the HBM exactly runs, one
 // byte less is refused), the message's split and hints, a compiled program's footprint from the
 // addresses it touches. Test names have no commas: ctest runs each one by name.
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "sim/capacity.hpp"
-#include "sim/compile.hpp"
-#include "sim/compile_detail.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/workload.hpp"
+#include "models/common/error.hpp"
+#include "sim/compile/capacity.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/compile/detail.hpp"
+#include "sim/config/config.hpp"
+#include "sim/workload/workload.hpp"
 #include "tests/unit/fixtures.hpp"
 
 namespace {

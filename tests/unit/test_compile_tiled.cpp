@@ -1,4 +1,4 @@
-// The tiled compiler (sim/compile_tiled.cpp, docs/memory.md). Fused attention: the scores stay
+// The tiled compiler (sim/compile/tiled.cpp, docs/memory.md). Fused attention: the scores stay
 // on chip, HBM bytes and MACs are what a hand count gives, the VPU cost of the blocked (online)
 // softmax is counted, every buffer and engine arrangement runs to the end. GEMM loop order:
 // weights outer when it moves fewer bytes. The HBM footprint.
@@ -8,12 +8,12 @@
 #include <map>
 #include <string>
 
-#include "sim/compile.hpp"
-#include "sim/compile_detail.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
-#include "sim/workload.hpp"
+#include "models/common/error.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/compile/detail.hpp"
+#include "sim/config/config.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace {
 
@@ -132,7 +132,7 @@ TEST_CASE("fused attention: keys in blocks when a row of scores does not fit", "
 TEST_CASE("fused attention: MLA's context reads the latent the scores loaded, not HBM again", "[compile][attention]") {
   // Absorbed MLA decode, 2 slots: 16 heads' queries in the latent space [16, 576] against the
   // slot's cached latent [576, L = 1024] (keys), then the probabilities against the same latent's
-  // first 512 columns (values), as sim/transformer/lower.cpp writes it.
+  // first 512 columns (values), as sim/workload/transformer/lower.cpp writes it.
   const int64_t H = 16, c = 512, r = 64, L = 1024, slots = 2;
   Workload w = attention(H, c + r, L, slots);
   w.gemms[1].n = c;
@@ -238,7 +238,7 @@ TEST_CASE("HBM footprint: weights + KV cache + two activation regions; every add
   // [1, 2048]: 80 layers x 8 KV heads x (K + V) x 2048 x 128 x 2 B = 640 MiB, not 64 heads' 5 GiB.
   const Workload gqa = load_workload(std::string(SYSTOLIC_SOURCE_DIR) + "/traces/models/llama2-70b.yaml", {"1x2048"});
   CHECK(compile_detail::hbm_footprint(cfg, gqa).kv_cache == 80ull * 8 * 2 * 2048 * 128 * 2);
-  // It does not fit 8 GiB (sim/capacity.hpp); on a 16 GiB part every address the program
+  // It does not fit 8 GiB (sim/compile/capacity.hpp); on a 16 GiB part every address the program
   // touches lies inside the footprint.
   CHECK_THROWS_AS(compile(cfg, w), InputError);
   const Program p = compile(v4i({"hbm.capacity_bytes=16 GiB"}), w);

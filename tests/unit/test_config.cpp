@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/config.hpp"
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
+#include "sim/config/config.hpp"
 
 using namespace systolic;
 

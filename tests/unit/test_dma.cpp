@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "models/common/sim_context.hpp"
-#include "models/chip/semaphores.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/dma/dma_engine.hpp"
+#include "models/engine/semaphores.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/sram/scratchpad.hpp"
 

@@ -5,11 +5,11 @@
 #include <set>
 
 #include "fixtures.hpp"
+#include "models/common/error.hpp"
 #include "models/ici/ici_network.hpp"
 #include "models/ici/topology.hpp"
-#include "sim/compile.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
 using namespace systolic;

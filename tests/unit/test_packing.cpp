@@ -8,7 +8,7 @@
 #include <iostream>
 #include <numeric>
 
-#include "sim/error.hpp"
+#include "models/common/error.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/packing/packer.hpp"

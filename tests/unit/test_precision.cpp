@@ -5,15 +5,15 @@
 
 #include <string>
 
+#include "models/common/error.hpp"
 #include "models/mxu/operands.hpp"
-#include "sim/compile.hpp"
-#include "sim/compile_detail.hpp"
-#include "sim/config.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/compile/detail.hpp"
+#include "sim/config/config.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/trace/trace.hpp"
-#include "sim/transformer/lower.hpp"
-#include "sim/workload.hpp"
+#include "sim/workload/transformer/lower.hpp"
+#include "sim/workload/workload.hpp"
 
 namespace {
 

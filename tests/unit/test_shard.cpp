@@ -1,12 +1,12 @@
-// Sharding a transformer over chips (sim/transformer/shard.hpp): what each chip computes adds
+// Sharding a transformer over chips (sim/workload/transformer/shard.hpp): what each chip computes adds
 // up to the unsharded model, and the collectives between them move what Megatron-style
 // tensor parallelism and expert parallelism must move.
 #include <catch2/catch.hpp>
 
 #include <numeric>
 
-#include "sim/error.hpp"
-#include "sim/transformer/shard.hpp"
+#include "models/common/error.hpp"
+#include "sim/workload/transformer/shard.hpp"
 
 using namespace systolic;
 using namespace systolic::transformer;

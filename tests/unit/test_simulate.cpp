@@ -2,9 +2,9 @@
 // deadlocks are reported instead of hanging, and a process can simulate many times.
 #include <catch2/catch.hpp>
 
-#include "sim/compile.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
+#include "models/common/error.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/run/simulate.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;

@@ -5,11 +5,11 @@
 #include <map>
 #include <set>
 
-#include "sim/compile.hpp"
-#include "sim/config.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/config/config.hpp"
+#include "sim/report/timeline.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/trace/trace.hpp"
-#include "sim/simulate.hpp"
-#include "sim/timeline.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
-#include "sim/compile.hpp"
-#include "sim/config_hash.hpp"
-#include "sim/config_schema.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
+#include "models/common/error.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/config/hash.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
 using namespace systolic;

@@ -1,4 +1,4 @@
-// Transformer models and their lowering (sim/transformer/, docs/transformers.md): presets load,
+// Transformer models and their lowering (sim/workload/transformer/, docs/transformers.md): presets load,
 // op shapes match hand-computed GEMMs, parameter counts match the published sizes, KV cache
 // and decode floor, and every bad input is reported with file:line.
 #include <unistd.h>
@@ -10,10 +10,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/error.hpp"
-#include "sim/transformer/lower.hpp"
-#include "sim/transformer/model.hpp"
-#include "sim/workload.hpp"
+#include "models/common/error.hpp"
+#include "sim/workload/transformer/lower.hpp"
+#include "sim/workload/transformer/model.hpp"
+#include "sim/workload/workload.hpp"
 
 using namespace systolic;
 using namespace systolic::transformer;

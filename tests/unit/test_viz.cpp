@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "models/common/error.hpp"
 #include "models/mxu/grid_recorder.hpp"
 #include "models/mxu/mxu_core.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/compile.hpp"
-#include "sim/error.hpp"
-#include "sim/simulate.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
 #include "sim/viz/pad_tokens.hpp"
-#include "sim/workload.hpp"
+#include "sim/workload/workload.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;

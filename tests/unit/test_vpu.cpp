@@ -11,9 +11,9 @@
 #include <variant>
 #include <vector>
 
-#include "models/common/sim_context.hpp"
-#include "models/chip/semaphores.hpp"
 #include "models/common/clock.hpp"
+#include "models/common/sim_context.hpp"
+#include "models/engine/semaphores.hpp"
 #include "models/sram/scratchpad.hpp"
 #include "models/vpu/vpu_core.hpp"
 #include "models/vpu/vpu_engine.hpp"

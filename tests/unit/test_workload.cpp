@@ -8,9 +8,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/error.hpp"
-#include "sim/workload.hpp"
-#include "sim/workload_scalesim.hpp"
+#include "models/common/error.hpp"
+#include "sim/workload/scalesim.hpp"
+#include "sim/workload/workload.hpp"
 
 using namespace systolic;
 using Catch::Contains;

@@ -1,0 +1,70 @@
+#pragma once
+// The chip description: what every block of one chip is (MXUs, scratchpads, HBM, DMA, VPU,
+// ICI, energy). A plain struct of resolved values; loading and validating it from YAML is
+// sim/config/config.hpp's job, which names each key, its unit, range, default and source.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/chip/energy_config.hpp"
+#include "models/common/dtype.hpp"
+#include "models/dma/dma_core.hpp"
+#include "models/hbm/hbm_config.hpp"
+#include "models/ici/ici_config.hpp"
+#include "models/mxu/mxu_timing.hpp"
+#include "models/sram/scratchpad.hpp"
+#include "models/vpu/vpu_core.hpp"
+
+namespace systolic {
+
+enum class MxuModel { exact, fast };
+
+struct MxuConfig {
+  int64_t rows = 128;
+  int64_t cols = 128;
+  int64_t count = 1;
+  MxuModel model = MxuModel::fast;
+  Convention convention = Convention::tpu;
+  DType dtype = DType::bf16;
+  uint64_t seed = 1;  // operand values of the exact model (workloads carry shapes, not data)
+  ArrayShape shape() const { return {rows, cols}; }
+};
+
+struct MemoryConfig {
+  // What-if: the same program (same tiles, same schedule) with HBM and DMA transfers taking no
+  // time and their bytes still counted, so a run is a lower bound on the real memory system's.
+  bool ideal = false;
+};
+
+// The scratchpads every chip has; ids are the DmaEndpoint spaces the compiler uses.
+enum ScratchpadId : int { kVmem = 0, kWeights = 1, kAccumulators = 2, kScratchpadCount = 3 };
+
+struct SramConfig {
+  ScratchpadConfig vmem{"vmem", 16ull << 20, 32, 1024, 2};
+  ScratchpadConfig weights{"weights", 4ull << 20, 16, 1024, 2};
+  ScratchpadConfig accumulators{"accumulators", 4ull << 20, 16, 2048, 2};
+  std::vector<ScratchpadConfig> all() const { return {vmem, weights, accumulators}; }
+};
+
+struct DmaSettings {
+  DmaConfig engine;           // engines, request size, outstanding requests, quantum
+  bool double_buffer = true;  // ping/pong tiles so loads overlap compute
+};
+
+struct ChipConfig {
+  std::string name = "unnamed";
+  double clock_mhz = 1000.0;
+  MxuConfig mxu;
+  MemoryConfig memory;
+  std::string hbm_preset = "hbm2";  // the preset hbm.* started from ("custom": none)
+  HbmConfig hbm = hbm2_tpu_v4i();
+  SramConfig sram;
+  DmaSettings dma;
+  EnergyConfig energy;
+  VpuConfig vpu;
+  IciConfig ici;  // topology none: a single chip
+
+  std::string source;  // file it came from, for messages; not part of the schema
+};
+
+}  // namespace systolic

@@ -1,0 +1,72 @@
+#pragma once
+// An engine (MXU, and later VPU, DMA, ICI) is an SC_THREAD that walks its instruction stream:
+// wait for the instruction's semaphores, execute it (the subclass advances simulated time),
+// signal. Every instruction leaves a record; statistics and timelines are built from those.
+#include <systemc>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/engine/semaphores.hpp"
+#include "models/isa/program.hpp"
+
+namespace systolic {
+
+// An engine's instructions: borrowed from the program (a chip's engines read the program's own
+// streams, which outlive the run, so a program is never held twice) or owned (a list built for
+// one engine, as tests do).
+class InstructionStream {
+ public:
+  InstructionStream(std::vector<Instruction> owned = {}) : owned_(std::move(owned)) {}  // NOLINT: implicit
+  static InstructionStream borrow(const std::vector<Instruction>& instructions) {
+    InstructionStream s;
+    s.borrowed_ = &instructions;
+    return s;
+  }
+  const std::vector<Instruction>& get() const { return borrowed_ ? *borrowed_ : owned_; }
+
+ private:
+  std::vector<Instruction> owned_;
+  const std::vector<Instruction>* borrowed_ = nullptr;
+};
+
+struct InstrRecord {
+  int index = 0;        // position in the stream
+  int layer = -1;
+  uint64_t ready = 0;   // cycle the engine reached it (previous instruction done)
+  uint64_t start = 0;   // cycle its semaphore waits were satisfied
+  uint64_t end = 0;     // cycle it completed
+};
+
+class Engine : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Engine);
+  Engine(const sc_core::sc_module_name& name, EngineId id, InstructionStream stream,
+         SemaphoreBank& semaphores);
+
+  EngineId id() const { return id_; }
+  const std::vector<Instruction>& stream() const { return stream_.get(); }
+  const std::vector<InstrRecord>& records() const { return records_; }
+  bool finished() const { return records_.size() == stream().size(); }
+  // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".
+  std::string blocked_reason() const;
+  // For waveforms (sc_trace): true while executing an instruction / waiting on its semaphores.
+  const bool& busy_flag() const { return busy_; }
+  const bool& stalled_flag() const { return stalled_; }
+
+ protected:
+  // Performs the instruction, advancing simulated time with wait().
+  virtual void execute(const Instruction& instruction) = 0;
+
+ private:
+  void run();
+
+  EngineId id_;
+  InstructionStream stream_;
+  SemaphoreBank& semaphores_;
+  std::vector<InstrRecord> records_;
+  bool busy_ = false, stalled_ = false;
+};
+
+}  // namespace systolic

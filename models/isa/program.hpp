@@ -1,0 +1,133 @@
+#pragma once
+// A program: what the chip executes. Per-engine instruction streams that synchronise through
+// monotonic semaphores (a wait blocks until a counter reaches a threshold; a signal adds one
+// when the instruction completes), plus the layer table statistics are attributed to.
+// The compiler produces programs; the compiled-trace text format is their serialisation.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/common/dtype.hpp"
+#include "models/isa/dma_descriptor.hpp"
+#include "models/isa/vpu_op.hpp"
+
+namespace systolic {
+
+enum class EngineKind { mxu, dma, vpu, ici };
+std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0", "ici0"
+
+struct EngineId {
+  EngineKind kind = EngineKind::mxu;
+  int index = 0;
+  bool operator==(const EngineId& o) const { return kind == o.kind && index == o.index; }
+};
+
+// C[:, n_offset : n_offset + n] (+)= A[m, k] * B[k, n_offset : n_offset + n]
+struct MatmulOp {
+  int64_t m = 0;
+  int64_t k = 0;
+  int64_t n = 0;
+  int64_t n_offset = 0;  // which output columns of the layer this share computes
+  DType dtype = DType::bf16;  // what the array multiplies in (its MAC energy)
+  int64_t m_offset = 0;  // which rows of its layer instance (tiles of rows) it computes
+  int64_t instance = 0;  // which instance (repeat: head, slot) of its layer
+  // Mixed precision (models/mxu/operands.hpp): A and B as they sit in the scratchpads when
+  // they differ from `dtype` (widened on the way into the array); unset: `dtype`.
+  std::optional<DType> a_dtype{}, b_dtype{};
+  // Static scales of fp8 operands: compile-time constants the output is multiplied by.
+  double a_scale = 1.0, b_scale = 1.0;
+  DType a() const { return a_dtype.value_or(dtype); }
+  DType b() const { return b_dtype.value_or(dtype); }
+};
+
+// One message to another chip of the system, sent by this chip's ICI engine over the links
+// (models/ici/ici_network.hpp). When its last byte has landed, the destination chip's
+// semaphore `recv_sem` (a name in the destination's program) gains one: the receiver's
+// engines wait on it, as a TPU's remote DMA signals a semaphore on the receiving core.
+struct IciCopy {
+  int to = 0;            // destination chip
+  uint64_t bytes = 0;
+  std::string recv_sem;  // semaphore of the destination's program
+  int tie = +1;          // way round a ring when both are equally short (Topology::route)
+  // With a real memory system the message is read from this chip's HBM and written to the
+  // destination's, each chunk timed by both HBM models.
+  bool via_hbm = false;
+  uint64_t src_addr = 0;
+  uint64_t dst_addr = 0;
+};
+
+// The messages of one step of a collective, sent concurrently (e.g. both ways round a
+// bidirectional ring); the instruction completes when all have landed.
+struct IciOp {
+  std::vector<IciCopy> copies;
+  uint64_t bytes() const {
+    uint64_t b = 0;
+    for (const auto& c : copies) b += c.bytes;
+    return b;
+  }
+};
+
+// A DMA transfer (models/isa/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided;
+// a vector-unit op (models/vpu/vpu_core.hpp) over a [rows, cols] tensor; ICI messages.
+using Operation = std::variant<MatmulOp, DmaOp, VpuOp, IciOp>;
+
+// A named region of a scratchpad the compiler allocated (ping/pong tiles), for readers of
+// traces and for checking hand-written ones: regions of one scratchpad must not overlap.
+struct Buffer {
+  std::string name;
+  int space = 0;  // scratchpad id (sim/config/config.hpp ScratchpadId)
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+struct SemWait {
+  int sem = 0;
+  uint64_t at_least = 0;
+};
+
+// A scratchpad region written on chip (no DMA moves it: fused attention's scores in the
+// accumulators, its probabilities in vmem) that an instruction reads last. It is live from the
+// start of the writer whose signal on `full_sem` the reader waits for to the reader's end.
+// Only the timeline's SRAM occupancy reads it; it changes no timing.
+struct SramRegion {
+  int space = 0;  // ScratchpadId
+  uint64_t offset = 0, bytes = 0;
+  int full_sem = -1;
+};
+
+struct Instruction {
+  Operation op;
+  int layer = -1;                // index into Program::layers
+  std::vector<SemWait> waits;    // all must hold before the instruction starts
+  std::vector<int> signals;      // each incremented by one when it completes
+  int frees = -1;                // the on-chip intermediate it reads last: Program::regions index
+};
+
+struct Stream {
+  EngineId engine;
+  std::vector<Instruction> instructions;
+};
+
+struct LayerInfo {
+  std::string name;
+  int64_t m = 0, k = 0, n = 0;
+  DType dtype = DType::bf16;
+  int64_t repeat = 1;
+  uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
+  std::string source;        // "file:line" of the workload entry
+  std::string kind = "matmul";  // matmul | attention | vector | collective
+                                // (vector: m = rows, n = cols, k = 1; collective: m = bytes per
+                                // chip, k = n = 1, no MACs)
+};
+
+struct Program {
+  std::vector<LayerInfo> layers;
+  std::vector<Buffer> buffers;
+  std::vector<std::string> semaphores;  // names; index = semaphore id
+  std::vector<SramRegion> regions;      // on-chip intermediates (Instruction::frees)
+  std::vector<Stream> streams;
+};
+
+}  // namespace systolic

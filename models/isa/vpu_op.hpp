@@ -1,0 +1,23 @@
+#pragma once
+// The vector unit's instruction: what a VPU op names (its kind, shape and types). The VPU
+// model (models/vpu/vpu_core.hpp) times it; the names of the kinds live there too.
+#include <cstdint>
+#include <optional>
+
+#include "models/common/dtype.hpp"
+
+namespace systolic {
+
+enum class VectorKind { add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize };
+
+// One VPU instruction: `kind` over a [rows, cols] tensor. Row-wise kinds (rmsnorm,
+// layernorm, softmax) reduce along cols; rope rotates pairs along cols.
+struct VpuOp {
+  VectorKind kind = VectorKind::add;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  DType dtype = DType::bf16;  // storage type of the operands in VMEM (sizes traffic only)
+  std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
+};
+
+}  // namespace systolic

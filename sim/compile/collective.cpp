@@ -1,0 +1,234 @@
+#include "sim/compile/collective.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/common/error.hpp"
+#include "models/ici/topology.hpp"
+
+namespace systolic::compile_detail {
+namespace {
+
+Stream& stream_of(Program& p, EngineId id) {
+  for (Stream& s : p.streams)
+    if (s.engine == id) return s;
+  p.streams.push_back({id, {}});
+  return p.streams.back();
+}
+
+// Bytes [offset, offset + size) of part `j` when `total` is cut into `parts` nearly equal parts.
+std::pair<uint64_t, uint64_t> part(uint64_t total, uint64_t parts, uint64_t j) {
+  const uint64_t q = total / parts, rem = total % parts;
+  return {j * q + std::min(j, rem), q + (j < rem ? 1 : 0)};
+}
+
+uint64_t mod(int64_t a, int64_t n) { return static_cast<uint64_t>(((a % n) + n) % n); }
+
+// One ring phase (reduce-scatter or all-gather) over `members`, in each direction of `dirs`
+// at once, each direction carrying its share of `bytes`.
+struct RingPhase {
+  std::vector<int> members;  // ring order
+  size_t rank = 0;           // this chip's position
+  uint64_t bytes = 0;        // data on the ring (reduce-scatter: the input; all-gather: the result)
+  bool reduce = false;       // reduce-scatter (adds on the VPU) or all-gather
+  bool after_reduce = false; // all-gather of the blocks a reduce-scatter just left
+  std::vector<int> dirs;     // +1: to the next member; -1: to the previous
+};
+
+class Lowering {
+ public:
+  Lowering(CollectiveTarget& t, const CollectiveWork& c, int layer)
+      : t_(t), c_(c), layer_(layer), ici_(stream_of(t.program, {EngineKind::ici, 0})) {
+    stream_of(t.program, {EngineKind::vpu, 0});
+  }
+
+  // Emits the phase's steps; each step's messages wait for `before` (step 0) or for the
+  // step before; returns the conditions that hold once this chip has all it receives.
+  std::vector<SemWait> ring(const RingPhase& ph, std::vector<SemWait> before) {
+    const int64_t n = static_cast<int64_t>(ph.members.size());
+    if (n < 2) return before;
+    const uint64_t w = dtype_storage_bytes(c_.dtype, 1);  // the readers reject int4 here: whole bytes
+    struct Way {
+      int dir;
+      uint64_t base, bytes;
+      int recv, sum;
+    };
+    // Semaphores per phase, shared by the collective's instances (counts accumulate).
+    const size_t p = phase_++;
+    if (p == phase_sems_.size()) {
+      std::vector<std::pair<int, int>> sems;
+      for (int dir : ph.dirs) {
+        const std::string tag = fmt::format("L{}.{}.p{}{}", layer_, c_.name, p, dir > 0 ? '+' : '-');
+        sems.emplace_back(t_.new_semaphore(tag + ".recv"), ph.reduce ? t_.new_semaphore(tag + ".sum") : -1);
+      }
+      phase_sems_.push_back(std::move(sems));
+    }
+    const uint64_t done_before = instance_ * static_cast<uint64_t>(n - 1);  // earlier instances' counts
+    std::vector<Way> ways;
+    for (size_t i = 0; i < ph.dirs.size(); ++i) {
+      const auto [base, bytes] = part(ph.bytes, ph.dirs.size(), i);
+      ways.push_back({ph.dirs[i], base, bytes, phase_sems_[p][i].first, phase_sems_[p][i].second});
+    }
+    const int64_t r = static_cast<int64_t>(ph.rank);
+    for (int64_t s = 0; s + 1 < n; ++s) {
+      IciOp op;
+      Instruction send{op, layer_, s == 0 ? before : std::vector<SemWait>{}, {}};
+      for (const Way& way : ways) {
+        if (s > 0) send.waits.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(s)});
+        // Block sent at step s: reduce-scatter passes on the partial sum it just added;
+        // all-gather passes on what it received (after a reduce-scatter, starting with the
+        // block it finished).
+        const int64_t first = ph.after_reduce ? r + way.dir : r;
+        const uint64_t block = mod(first - way.dir * s, n);
+        const auto [offset, size] = part(way.bytes, static_cast<uint64_t>(n), block);
+        IciCopy copy;
+        copy.to = ph.members[mod(r + way.dir, n)];
+        copy.bytes = size;
+        copy.recv_sem = t_.program.semaphores[static_cast<size_t>(way.recv)];
+        copy.tie = way.dir;
+        copy.via_hbm = true;
+        copy.src_addr = t_.hbm_base + way.base + offset;
+        copy.dst_addr = t_.hbm_base + c_.bytes + way.base + offset;
+        std::get<IciOp>(send.op).copies.push_back(std::move(copy));
+      }
+      ici_.instructions.push_back(std::move(send));
+      if (!ph.reduce) continue;
+      for (const Way& way : ways) {
+        // The received partial sum is added to this chip's copy of the same block.
+        const uint64_t block = mod(r - way.dir * (s + 1), n);
+        const uint64_t elems = std::max<uint64_t>(1, part(way.bytes, static_cast<uint64_t>(n), block).second / w);
+        const int64_t cols = static_cast<int64_t>(std::min<uint64_t>(elems, 1024));
+        VpuOp add{VectorKind::add, static_cast<int64_t>((elems + cols - 1) / cols), cols, c_.dtype};
+        Instruction sum{add, layer_, {{way.recv, done_before + static_cast<uint64_t>(s + 1)}}, {way.sum}};
+        stream_of(t_.program, {EngineKind::vpu, 0}).instructions.push_back(std::move(sum));
+      }
+    }
+    std::vector<SemWait> done;
+    for (const Way& way : ways) done.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(n - 1)});
+    return done;
+  }
+
+  // The next instance: the same phases again, on the same semaphores.
+  void next_instance() {
+    ++instance_;
+    phase_ = 0;
+  }
+
+  // Every member sends each other member its share at once; done when n - 1 messages are in.
+  std::vector<SemWait> all_to_all(const Topology& topo, size_t rank, std::vector<SemWait> before) {
+    const uint64_t n = static_cast<uint64_t>(topo.chips());
+    if (n < 2) return before;
+    // Half-way round a ring both ways are as short: chips on even and odd coordinate sums
+    // take opposite ones, which balances the links across any bisection.
+    int64_t parity = 0;
+    for (int64_t x : topo.coords(static_cast<int>(rank))) parity += x;
+    const int tie = parity % 2 ? -1 : +1;
+    if (phase_sems_.empty()) phase_sems_.push_back({{t_.new_semaphore(fmt::format("L{}.{}.recv", layer_, c_.name)), -1}});
+    const int recv = phase_sems_[0][0].first;
+    Instruction send{IciOp{}, layer_, std::move(before), {}};
+    uint64_t offset = 0;
+    for (uint64_t j = 0; j < n; ++j) {
+      const uint64_t bytes = c_.send_bytes.empty() ? part(c_.bytes, n, j).second : c_.send_bytes[j];
+      if (j != rank) {
+        IciCopy copy;
+        copy.to = static_cast<int>(j);
+        copy.bytes = bytes;
+        copy.recv_sem = t_.program.semaphores[static_cast<size_t>(recv)];
+        copy.tie = tie;
+        copy.via_hbm = true;
+        copy.src_addr = t_.hbm_base + offset;
+        copy.dst_addr = t_.hbm_base + c_.bytes + offset;
+        std::get<IciOp>(send.op).copies.push_back(std::move(copy));
+      }
+      offset += bytes;
+    }
+    ici_.instructions.push_back(std::move(send));
+    return {{recv, (instance_ + 1) * (n - 1)}};
+  }
+
+ private:
+  CollectiveTarget& t_;
+  const CollectiveWork& c_;
+  int layer_;
+  Stream& ici_;
+  size_t phase_ = 0;
+  uint64_t instance_ = 0;
+  std::vector<std::vector<std::pair<int, int>>> phase_sems_;  // per phase, per direction: recv, sum
+};
+
+}  // namespace
+
+uint64_t collective_hbm_bytes(const CollectiveWork& c) {
+  uint64_t sent = c.bytes;
+  if (!c.send_bytes.empty()) {
+    sent = 0;
+    for (uint64_t b : c.send_bytes) sent += b;
+  }
+  return 2 * std::max(sent, c.bytes);
+}
+
+Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Producer& input) {
+  const IciConfig& ici = t.config.ici;
+  if (ici.topology == IciTopologyKind::none)
+    throw InputError(fmt::format("{}: collective '{}' needs a multi-chip system, but ici.topology is none "
+                                 "(e.g. --set ici.topology=ring --set ici.dims=4)",
+                                 c.source, c.name));
+  const Topology topo(ici.dims);
+  const int layer = static_cast<int>(t.program.layers.size());
+  t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, c.repeat, 0, c.source, "collective"});
+  if (!c.send_bytes.empty() && c.send_bytes.size() != static_cast<size_t>(topo.chips()))
+    throw InputError(fmt::format("{}: collective '{}': {} send sizes for {} chips", c.source, c.name,
+                                 c.send_bytes.size(), topo.chips()));
+
+  Lowering low(t, c, layer);
+  const auto order = topo.ring_order();
+  const size_t rank = static_cast<size_t>(std::find(order.begin(), order.end(), t.chip) - order.begin());
+  std::vector<SemWait> done;
+  for (int64_t instance = 0; instance < c.repeat; ++instance, low.next_instance()) {
+    // What instance i's first messages wait for: instance i of the input (all of it when the
+    // counts differ).
+    Instruction probe{IciOp{}, layer, {}, {}};
+    input.add_wait(probe, instance, c.repeat);
+    std::vector<SemWait> ready = probe.waits;
+    if (c.kind == CollectiveKind::all_to_all) {
+      done = low.all_to_all(topo, static_cast<size_t>(t.chip), ready);
+    } else if (ici.algorithm != CollectiveAlgorithm::torus) {
+      const std::vector<int> dirs = ici.algorithm == CollectiveAlgorithm::ring ? std::vector<int>{+1}
+                                                                               : std::vector<int>{+1, -1};
+      const bool rs = c.kind != CollectiveKind::all_gather, ag = c.kind != CollectiveKind::reduce_scatter;
+      done = ready;
+      if (rs) done = low.ring({order, rank, c.bytes, true, false, dirs}, done);
+      if (ag) done = low.ring({order, rank, c.bytes, false, rs, dirs}, done);
+    } else {
+      // Dimension by dimension: reduce-scatter along x, then y, ... (each on what the one before
+      // left), all-gather back in reverse order.
+      const auto& dims = topo.dims();
+      const auto line_rank = [&](size_t d) {
+        const auto line = topo.line(t.chip, d);
+        return std::pair{line, static_cast<size_t>(std::find(line.begin(), line.end(), t.chip) - line.begin())};
+      };
+      done = ready;
+      uint64_t bytes = c.bytes;
+      if (c.kind != CollectiveKind::all_gather)
+        for (size_t d = 0; d < dims.size(); ++d) {
+          const auto [line, r] = line_rank(d);
+          done = low.ring({line, r, bytes, true, false, {+1, -1}}, done);
+          bytes /= static_cast<uint64_t>(dims[d]);
+        }
+      if (c.kind != CollectiveKind::reduce_scatter) {
+        if (c.kind == CollectiveKind::all_gather) bytes = c.bytes / static_cast<uint64_t>(topo.chips());
+        for (size_t d = dims.size(); d-- > 0;) {
+          bytes *= static_cast<uint64_t>(dims[d]);
+          const auto [line, r] = line_rank(d);
+          done = low.ring({line, r, bytes, false, c.kind == CollectiveKind::all_reduce, {+1, -1}}, done);
+        }
+      }
+    }
+  }
+  Producer out;
+  out.also = done;
+  return out;
+}
+
+}  // namespace systolic::compile_detail

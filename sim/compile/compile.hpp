@@ -1,0 +1,24 @@
+#pragma once
+// The compiler: lowers a workload to a program for one chip configuration.
+// A layer's input is the previous layer's output, so layers run in order; the MXUs split each
+// layer's column folds. The compiler tiles each GEMM to the scratchpads and emits DMA transfers
+// from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md). The same
+// program serves both memory modes: memory.ideal only changes how its transfers are timed.
+#include <vector>
+
+#include "models/isa/program.hpp"
+#include "sim/config/config.hpp"
+#include "sim/workload/workload.hpp"
+
+namespace systolic {
+
+// Throws InputError naming the workload entry when a layer cannot run on this chip
+// (e.g. its cycle count overflows 64 bits), and when the workload does not fit the chip's HBM
+// (sim/compile/capacity.hpp), with either memory mode.
+// `chip` is the chip of a multi-chip system the program is for (its collectives depend on it).
+Program compile(const ChipConfig& config, const Workload& workload, int chip = 0);
+
+// One program per chip of the system: workloads[i] for chip i.
+std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads);
+
+}  // namespace systolic

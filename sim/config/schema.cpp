@@ -1,0 +1,101 @@
+#include "sim/config/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "models/common/error.hpp"
+#include "sim/config/schema_energy.hpp"
+#include "sim/config/schema_ici.hpp"
+#include "sim/config/schema_memory.hpp"
+#include "sim/config/values.hpp"
+
+namespace systolic {
+namespace {
+// The types the MXU multiplies, from the one dtype table (int4 is storage only).
+std::vector<std::pair<std::string, DType>> mxu_dtype_choices() {
+  std::vector<std::pair<std::string, DType>> out;
+  for (size_t t = 0; t < kMxuDTypes; ++t) out.emplace_back(dtype_name(static_cast<DType>(t)), static_cast<DType>(t));
+  return out;
+}
+}  // namespace
+
+
+const std::vector<ConfigKey>& config_schema() {
+  using namespace config_values;
+  static const std::vector<ConfigKey> keys = {
+      string_key("name", [](auto& c) -> auto& { return c.name; }, "Preset name, shown in reports."),
+      number_key("clock_mhz", [](auto& c) -> auto& { return c.clock_mhz; }, 1.0, 100000.0, "MHz",
+                 "Core clock; one MXU cycle. Converts cycles to seconds."),
+      integer_key("mxu.rows", [](auto& c) -> auto& { return c.mxu.rows; }, 1, 65536, "PEs",
+                  "R: array rows; the reduction dimension K maps onto them."),
+      integer_key("mxu.cols", [](auto& c) -> auto& { return c.mxu.cols; }, 1, 65536, "PEs",
+                  "C: array columns; output features N map onto them."),
+      integer_key("mxu.count", [](auto& c) -> auto& { return c.mxu.count; }, 1, 1024, "",
+                  "MXUs per chip; a GEMM's column folds are split between them."),
+      enum_key<MxuModel>("mxu.model", [](auto& c) -> auto& { return c.mxu.model; },
+                         {{"exact", MxuModel::exact}, {"fast", MxuModel::fast}},
+                         "exact: PE grid stepped every cycle with real values; fast: closed form."),
+      enum_key<Convention>("mxu.convention", [](auto& c) -> auto& { return c.mxu.convention; },
+                           {{"tpu", Convention::tpu}, {"scalesim", Convention::scalesim}},
+                           "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
+                           "scalesim reproduces SCALE-Sim v2."),
+      enum_key<DType>("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; }, mxu_dtype_choices(),
+                      "Operand type; int8 accumulates in int32, floats in fp32."),
+      integer_key("mxu.seed", [](auto& c) -> auto& { return c.mxu.seed; }, 0,
+                  std::numeric_limits<int64_t>::max(), "",
+                  "Seed of the operand values the exact model computes on."),
+      bool_key("memory.ideal", [](auto& c) -> auto& { return c.memory.ideal; },
+               "false: DMA from HBM through the scratchpads, timed. true (what-if, a lower bound): "
+               "the same program with HBM and DMA transfers taking no time, bytes still counted."),
+  };
+  static const std::vector<ConfigKey> all = [] {
+    std::vector<ConfigKey> v = keys;
+    for (auto* part : {&memory_keys, &energy_keys, &ici_keys}) {
+      auto more = (*part)();
+      v.insert(v.end(), more.begin(), more.end());
+    }
+    return v;
+  }();
+  return all;
+}
+
+namespace {
+template <class Issue>
+[[noreturn]] void reject(const std::string& prefix, const Issue& bad) {
+  throw InputError(fmt::format("key '{}{}': expected {}, got {}", prefix, bad.field, bad.expected, bad.got));
+}
+}  // namespace
+
+void validate_config(const ChipConfig& config) {
+  // The memory blocks know their own impossible combinations and name the key.
+  if (auto bad = config.hbm.validate()) reject("hbm.", *bad);
+  if (auto bad = config.dma.engine.validate()) reject("", *bad);
+  if (auto bad = config.vpu.validate()) reject("", *bad);
+  if (auto bad = config.ici.validate()) reject("ici.", *bad);
+  if (config.dma.engine.request_bytes % config.hbm.burst_bytes() != 0)
+    throw InputError(fmt::format("key 'dma.request_bytes': expected a multiple of the HBM burst ({} B), got {}",
+                                 config.hbm.burst_bytes(), config.dma.engine.request_bytes));
+  for (const auto& s : config.sram.all())
+    if (auto bad = s.validate()) reject("", *bad);
+  // The smallest tile the compiler can make is one fold: R x C weights, one row of R
+  // activations, one row of C accumulators, twice when double-buffered. (memory.ideal times
+  // the same tiles, so this holds in both modes.)
+  const uint64_t copies = config.dma.double_buffer ? 2 : 1;
+  const uint64_t width = dtype_storage_bytes(config.mxu.dtype, 1);
+  const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);
+  const std::pair<const ScratchpadConfig*, uint64_t> needs[] = {
+      {&config.sram.weights, copies * r * c * width},
+      {&config.sram.vmem, copies * r * width},
+      {&config.sram.accumulators, copies * c * 4}};
+  for (const auto& [pad, need] : needs)
+    if (need > pad->capacity_bytes)
+      throw InputError(fmt::format(
+          "key '{}': {} is smaller than one tile of a {}x{} {} array ({} with dma.double_buffer={})",
+          pad->key("bytes"), format_bytes(pad->capacity_bytes), r, c, dtype_name(config.mxu.dtype),
+          format_bytes(need), config.dma.double_buffer));
+}
+
+}  // namespace systolic

@@ -1,0 +1,61 @@
+// Config keys of the inter-chip interconnect (docs/interconnect.md).
+#include "sim/config/schema_ici.hpp"
+
+#include "sim/config/values.hpp"
+
+namespace systolic {
+namespace {
+
+// "8", "2x4", "4x4x4": chips per dimension.
+std::vector<int64_t> parse_dims(const std::string& text) {
+  const std::string kind = "chip counts joined by 'x', e.g. 8, 2x4 or 4x4x4";
+  std::vector<int64_t> dims;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6)
+      config_values::expected(kind, text);
+    dims.push_back(std::stoll(part));
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::vector<ConfigKey> ici_keys() {
+  using namespace config_values;
+  std::vector<ConfigKey> k;
+  k.push_back(enum_key<IciTopologyKind>(
+      "ici.topology", [](auto& c) -> auto& { return c.ici.topology; },
+      {{"none", IciTopologyKind::none},
+       {"ring", IciTopologyKind::ring},
+       {"torus2d", IciTopologyKind::torus2d},
+       {"torus3d", IciTopologyKind::torus3d}},
+      "How the chips are wired; none: a single chip. Every dimension wraps around."));
+  ConfigKey dims{"ici.dims", "chips per dimension joined by 'x' (8, 2x4, 4x4x4)", "chips",
+                 "Chips along each dimension; their product is the system's chip count.",
+                 [](ChipConfig& c, const YAML::Node& n) { c.ici.dims = parse_dims(scalar_text(n)); },
+                 [](const ChipConfig& c) { return nlohmann::ordered_json(dims_text(c.ici.dims)); }};
+  k.push_back(dims);
+  k.push_back(number_key("ici.link_gbps", [](auto& c) -> auto& { return c.ici.link_gbps; }, 0.0, 1e6, "GB/s",
+                         "Bandwidth of one link in one direction."));
+  k.push_back(number_key("ici.link_latency_ns", [](auto& c) -> auto& { return c.ici.link_latency_ns; }, 0.0, 1e9,
+                         "ns", "Per hop: wire, SerDes and router, paid once per chunk head."));
+  k.push_back(integer_key("ici.ports", [](auto& c) -> auto& { return c.ici.ports; }, 1, 64, "",
+                          "ICI ports per chip; the topology uses two per dimension longer than one chip."));
+  k.push_back(size_key("ici.chunk_bytes", [](auto& c) -> auto& { return c.ici.chunk_bytes; }, 1,
+                       "Messages cross the network in chunks of this size (cut-through per chunk)."));
+  k.push_back(enum_key<CollectiveAlgorithm>(
+      "ici.algorithm", [](auto& c) -> auto& { return c.ici.algorithm; },
+      {{"ring", CollectiveAlgorithm::ring},
+       {"bidir_ring", CollectiveAlgorithm::bidir_ring},
+       {"torus", CollectiveAlgorithm::torus}},
+      "How the compiler lowers collectives: one ring over every chip, the same ring both ways "
+      "(half the data each), or dimension by dimension (a bidirectional ring per torus line)."));
+  return k;
+}
+
+}  // namespace systolic

@@ -1,0 +1,8 @@
+#pragma once
+#include <vector>
+
+#include "sim/config/schema.hpp"
+
+namespace systolic {
+std::vector<ConfigKey> ici_keys();
+}

@@ -1,8 +1,0 @@
-#pragma once
-#include <vector>
-
-#include "sim/config_schema.hpp"
-
-namespace systolic {
-std::vector<ConfigKey> memory_keys();
-}

@@ -1,0 +1,346 @@
+#include "sim/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "models/common/clock.hpp"
+#include "models/common/error.hpp"
+#include "sim/compile/capacity.hpp"
+#include "sim/compile/detail.hpp"
+#include "sim/report/energy.hpp"
+
+namespace systolic {
+namespace {
+
+double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+struct LayerTimes {
+  uint64_t first_start = std::numeric_limits<uint64_t>::max();
+  uint64_t first_compute = std::numeric_limits<uint64_t>::max();  // its first non-DMA instruction
+  uint64_t last_end = 0;
+  uint64_t busy = 0;      // summed over MXUs
+  uint64_t stalled = 0;   // MXUs waiting for their operands, summed
+  uint64_t vpu_busy = 0;
+  uint64_t macs_issued = 0;
+  uint64_t hbm_read = 0, hbm_written = 0;
+  std::map<std::string, uint64_t> engine_busy;  // per engine, to find the busiest of each kind
+  uint64_t busiest(EngineKind kind) const {
+    uint64_t m = 0;
+    for (const auto& [name, b] : engine_busy)
+      if (name.rfind(engine_name(kind, 0).substr(0, 3), 0) == 0) m = std::max(m, b);
+    return m;
+  }
+};
+
+// Where a layer's cycles start. Its loads that ran while the layer before it was still working
+// (prefetched weights) are hidden, not its time: the span starts when the layer before ended,
+// or at the layer's first compute instruction if that came earlier (a fused chain's entries
+// interleave), and never before its own first instruction.
+uint64_t span_start(const std::vector<LayerTimes>& times, size_t i) {
+  const LayerTimes& t = times[i];
+  if (i == 0) return t.first_start;
+  return std::max(t.first_start, std::min(times[i - 1].last_end, t.first_compute));
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& workload,
+                                   const Program& program, const SimResult& result) {
+  using json = nlohmann::ordered_json;
+  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
+  const double all_pes = pes * static_cast<double>(config.mxu.count);
+
+  std::vector<LayerTimes> times(program.layers.size());
+  for (const auto& e : result.engines) {
+    const Stream* stream = nullptr;
+    for (const auto& s : program.streams)
+      if (s.engine == e.id) stream = &s;
+    for (const auto& rec : e.records) {
+      if (rec.layer < 0) continue;
+      auto& t = times[static_cast<size_t>(rec.layer)];
+      t.first_start = std::min(t.first_start, rec.start);
+      t.last_end = std::max(t.last_end, rec.end);
+      t.engine_busy[e.name] += rec.end - rec.start;
+      const Operation& op = stream->instructions[rec.index].op;
+      if (!std::holds_alternative<DmaOp>(op)) t.first_compute = std::min(t.first_compute, rec.start);
+      if (const auto* mm = std::get_if<MatmulOp>(&op)) {
+        t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
+        t.busy += rec.end - rec.start;
+        t.stalled += rec.start - rec.ready;
+      } else if (std::holds_alternative<VpuOp>(op)) {
+        t.vpu_busy += rec.end - rec.start;
+      } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
+        if (dma->descriptor.src.is_hbm()) t.hbm_read += dma->descriptor.total_bytes();
+        if (dma->descriptor.dst.is_hbm()) t.hbm_written += dma->descriptor.total_bytes();
+      }
+    }
+  }
+
+  const double peak_bytes_per_cycle = config.hbm.peak_bytes_per_second() / (config.clock_mhz * 1e6);
+  const auto memory_fields = [&](json& j, uint64_t read, uint64_t written, uint64_t cycles,
+                                 uint64_t mxu_busiest, uint64_t dma_busiest) {
+    const double bytes_per_cycle = ratio(static_cast<double>(read + written), cycles);
+    j["hbm_bytes_read"] = read;
+    j["hbm_bytes_written"] = written;
+    j["hbm_gbps"] = bytes_per_cycle * config.clock_mhz * 1e6 / 1e9;
+    j["hbm_peak_share"] = ratio(bytes_per_cycle, peak_bytes_per_cycle);
+    j["dma_busy_cycles"] = dma_busiest;
+    // Whichever unit was busy longer set the pace: the busiest DMA engine or the busiest MXU.
+    j["bound"] = dma_busiest > mxu_busiest ? "memory" : "compute";
+  };
+
+  // One row per op: the entries of one op in every layer (a transformer runs layer by layer,
+  // sim/workload/transformer/model_reader.cpp) merge into the row of their name and shape, their spans summed.
+  struct Row {
+    LayerInfo info;
+    LayerTimes t;
+    uint64_t cycles = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> row_of;
+  for (size_t i = 0; i < program.layers.size(); ++i) {
+    const LayerInfo& l = program.layers[i];
+    const LayerTimes& t = times[i];
+    const uint64_t span = t.last_end > t.first_start ? t.last_end - span_start(times, i) : 0;
+    const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, l.kind, l.m, l.k, l.n, dtype_name(l.dtype));
+    const auto [it, added] = row_of.emplace(key, rows.size());
+    if (added) {
+      rows.push_back({l, t, span});
+      continue;
+    }
+    Row& r = rows[it->second];
+    r.info.repeat += l.repeat;
+    r.info.useful_macs += l.useful_macs;
+    r.cycles += span;
+    r.t.busy += t.busy;
+    r.t.stalled += t.stalled;
+    r.t.vpu_busy += t.vpu_busy;
+    r.t.macs_issued += t.macs_issued;
+    r.t.hbm_read += t.hbm_read;
+    r.t.hbm_written += t.hbm_written;
+    for (const auto& [engine, b] : t.engine_busy) r.t.engine_busy[engine] += b;
+  }
+
+  json layers = json::array();
+  uint64_t useful = 0, issued = 0, busy = 0;
+  for (const Row& row : rows) {
+    const LayerInfo& l = row.info;
+    const LayerTimes& t = row.t;
+    const uint64_t cycles = row.cycles;
+    const Folds f = fold_count(config.mxu.shape(), {l.m, l.k, l.n});
+    useful += l.useful_macs;
+    issued += t.macs_issued;
+    busy += t.busy;
+    layers.push_back({{"name", l.name},
+                      {"kind", l.kind},
+                      {"m", l.m},
+                      {"k", l.k},
+                      {"n", l.n},
+                      {"dtype", dtype_name(l.dtype)},
+                      {"repeat", l.repeat},
+                      {"row_folds", f.row_folds},
+                      {"col_folds", f.col_folds},
+                      {"folds", f.total()},
+                      {"cycles", cycles},
+                      {"macs", l.useful_macs},
+                      {"macs_issued", t.macs_issued},
+                      {"mxu_busy_cycles", t.busy},
+                      {"mxu_stalled_cycles", t.stalled},
+                      {"vpu_busy_cycles", t.vpu_busy},
+                      {"utilization", ratio(l.useful_macs, all_pes * cycles)},
+                      {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}});
+    memory_fields(layers.back(), t.hbm_read, t.hbm_written, cycles, t.busiest(EngineKind::mxu),
+                  t.busiest(EngineKind::dma));
+  }
+
+  json engines = json::array();
+  uint64_t mxu_busiest = 0, dma_busiest = 0, hbm_read = 0, hbm_written = 0;
+  for (const auto& e : result.engines) {
+    engines.push_back({{"name", e.name},
+                       {"instructions", e.records.size()},
+                       {"busy_cycles", e.busy_cycles},
+                       {"stalled_cycles", e.stalled_cycles},
+                       {"idle_cycles", e.idle_cycles}});
+    if (e.id.kind == EngineKind::dma) {
+      engines.back()["bytes"] = e.dma.bytes;
+      dma_busiest = std::max(dma_busiest, e.busy_cycles);
+      hbm_read += e.dma.hbm_bytes_read;
+      hbm_written += e.dma.hbm_bytes_written;
+    } else {
+      mxu_busiest = std::max(mxu_busiest, e.busy_cycles);
+    }
+  }
+  json memory = json::object();
+  memory["hbm"] = {{"bytes_read", result.hbm.bytes_read},
+                   {"bytes_written", result.hbm.bytes_written},
+                   {"peak_gbps", config.hbm.peak_gb_per_second()},
+                   {"row_hits", result.hbm.row_hits},
+                   {"row_misses", result.hbm.row_misses},
+                   {"refreshes", result.hbm.refreshes}};
+  // Each channel's data buses (its pseudo-channels, summed) busy, in cycles: how evenly the
+  // address mapping spread the traffic.
+  json channel_busy = json::array();
+  for (uint64_t ps : result.hbm.channel_busy_ps) channel_busy.push_back(static_cast<double>(ps) / kTicksPerCycle);
+  memory["hbm"]["channel_busy_cycles"] = std::move(channel_busy);
+  // What the workload needs resident in HBM, as the tiled lowering lays it out (a compiled
+  // trace: the highest address it touches), against the capacity. Runs that do not fit were
+  // refused before they ran (sim/compile/capacity.hpp), so `fits` is true in every report.
+  uint64_t footprint = 0;
+  if (!workload.gemms.empty()) {
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(config, workload);
+    footprint = f.total();
+    memory["hbm"]["footprint"] = {
+        {"weights", f.weights}, {"kv_cache", f.kv_cache}, {"activations", f.activations}};
+  } else {
+    footprint = program_hbm_footprint(program);
+  }
+  memory["hbm"]["footprint_bytes"] = footprint;
+  memory["hbm"]["capacity_bytes"] = config.hbm.capacity_bytes;
+  memory["hbm"]["fits"] = footprint <= config.hbm.capacity_bytes;
+  json pads = json::object();
+  for (const auto& p : result.scratchpads)
+    pads[p.name] = {{"bytes_read", p.bytes_read}, {"bytes_written", p.bytes_written}};
+  memory["scratchpads"] = std::move(pads);
+
+  const uint64_t total = result.total_cycles;
+  json report;
+  report["schema_version"] = kReportSchemaVersion;
+  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
+  report["config"] = config_to_json(config);
+  report["memory_timing"] = memory_timing(config);
+  report["workload"] = {{"name", workload.name}, {"path", workload.path}};
+  // Per op kind (matmul, attention, vector) from the layers, and the DMA engines' share.
+  json kinds = json::object();
+  for (const auto& l : layers) {
+    json& k = kinds[l["kind"].get<std::string>()];
+    if (k.is_null()) k = json::object();
+    for (const char* f : {"macs", "mxu_busy_cycles", "vpu_busy_cycles", "hbm_bytes_read", "hbm_bytes_written"})
+      k[f] = k.value(f, uint64_t{0}) + l[f].get<uint64_t>();
+    k["layers"] = k.value("layers", 0) + 1;
+  }
+  uint64_t dma_busy_total = 0, dma_bytes_total = 0;
+  for (const auto& e : result.engines)
+    if (e.id.kind == EngineKind::dma) dma_busy_total += e.busy_cycles, dma_bytes_total += e.dma.bytes;
+  kinds["dma"] = {{"dma_busy_cycles", dma_busy_total}, {"bytes", dma_bytes_total}};
+  report["layers"] = std::move(layers);
+  report["op_kinds"] = std::move(kinds);
+  report["engines"] = std::move(engines);
+  report["memory"] = std::move(memory);
+  report["totals"] = {{"cycles", total},
+                      {"seconds", static_cast<double>(total) / (config.clock_mhz * 1e6)},
+                      {"macs", useful},
+                      {"macs_issued", issued},
+                      {"utilization", ratio(useful, all_pes * total)},
+                      {"mapping_efficiency", ratio(issued, pes * busy)}};
+  memory_fields(report["totals"], hbm_read, hbm_written, total, mxu_busiest, dma_busiest);
+
+  // Energy from what the blocks counted: the MXUs' MACs and operand traffic, the DMA engines'
+  // bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
+  EnergyCounts counts;
+  counts.mxus = config.mxu.count;
+  counts.seconds = report["totals"]["seconds"].get<double>();
+  for (const auto& e : result.engines) {
+    for (size_t t = 0; t < counts.macs.size(); ++t) counts.macs[t] += e.macs_by_dtype[t];
+    for (size_t p = 0; p < 3; ++p) {
+      counts.mxu_sram_read[p] += e.sram_read[p];
+      counts.mxu_sram_write[p] += e.sram_written[p];
+    }
+    counts.dma_bytes += e.dma.bytes;
+    counts.vpu_ops += e.vpu.vreg_ops * static_cast<uint64_t>(config.vpu.lanes * config.vpu.sublanes);
+    if (!config.memory.ideal) {  // with ideal memory the VPU's operands do not touch vmem
+      counts.vpu_sram_read[kVmem] += e.vpu.bytes_read;
+      counts.vpu_sram_write[kVmem] += e.vpu.bytes_written;
+      counts.vpu_sram_read[kWeights] += e.vpu.weights_bytes_read;
+      counts.vpu_sram_write[kWeights] += e.vpu.weights_bytes_written;
+    }
+  }
+  for (size_t p = 0; p < result.scratchpads.size() && p < 3; ++p) {
+    counts.dma_sram_read[p] = result.scratchpads[p].bytes_read - counts.mxu_sram_read[p] - counts.vpu_sram_read[p];
+    counts.dma_sram_write[p] = result.scratchpads[p].bytes_written - counts.mxu_sram_write[p] - counts.vpu_sram_write[p];
+  }
+  counts.hbm_read = result.hbm.bytes_read;
+  counts.hbm_written = result.hbm.bytes_written;
+  counts.ici_bytes = result.ici_link_bytes_out;
+  counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * total - issued;
+  report["energy_pj"] = energy_report(config.energy, counts);
+  return report;
+}
+
+const char* memory_timing(const ChipConfig& config) { return config.memory.ideal ? "ideal" : "real"; }
+
+std::string memory_timing_line(const nlohmann::ordered_json& config) {
+  return config["memory"]["ideal"].get<bool>()
+             ? "memory: IDEAL what-if (memory.ideal=true): transfers take no time, so every time below is a "
+               "lower bound\n"
+             : "memory: real (HBM, DMA engines and scratchpads timed)\n";
+}
+
+std::string format_summary(const nlohmann::ordered_json& r) {
+  const auto& cfg = r["config"];
+  std::string out = fmt::format(
+      "{} | {} x {}x{} MXU ({}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
+      cfg["mxu"]["count"].get<int64_t>(), cfg["mxu"]["rows"].get<int64_t>(),
+      cfg["mxu"]["cols"].get<int64_t>(), cfg["mxu"]["model"].get<std::string>(),
+      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dtype"].get<std::string>(),
+      cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
+  out += memory_timing_line(cfg);
+  size_t w = 5;
+  for (const auto& l : r["layers"]) w = std::max(w, l["name"].get<std::string>().size());
+  w = std::min<size_t>(w, 32);
+  // With a real memory system two more columns: achieved HBM bandwidth and what bound it.
+  const bool memory = !cfg["memory"]["ideal"].get<bool>();
+  const auto row = [&](const std::string& name, const std::string& m, const std::string& k,
+                       const std::string& n, const std::string& folds, const std::string& cycles,
+                       const std::string& util, const std::string& map, const std::string& gbps,
+                       const std::string& bound) {
+    std::string line = fmt::format("{:<{}}  {:>8} {:>8} {:>8}  {:>7}  {:>14}  {:>6}  {:>7}", name, w, m, k,
+                                   n, folds, cycles, util, map);
+    if (memory) line += fmt::format("  {:>8}  {:>7}", gbps, bound);
+    return line + "\n";
+  };
+  out += row("layer", "M", "K", "N", "folds", "cycles", "util", "mapeff", "HBM GB/s", "bound");
+  const auto pct = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
+  const auto gbps = [](const nlohmann::ordered_json& j) { return fmt::format("{:.1f}", j["hbm_gbps"].get<double>()); };
+  for (const auto& l : r["layers"]) {
+    std::string name = l["name"].get<std::string>();
+    if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
+    if (name.size() > w) name = name.substr(0, w - 1) + "~";
+    out += row(name, std::to_string(l["m"].get<int64_t>()), std::to_string(l["k"].get<int64_t>()),
+               std::to_string(l["n"].get<int64_t>()), std::to_string(l["folds"].get<int64_t>()),
+               std::to_string(l["cycles"].get<uint64_t>()), pct(l["utilization"].get<double>()),
+               pct(l["mapping_efficiency"].get<double>()), gbps(l), l["bound"].get<std::string>());
+  }
+  const auto& t = r["totals"];
+  out += row("total", "", "", "", "", std::to_string(t["cycles"].get<uint64_t>()),
+             pct(t["utilization"].get<double>()), pct(t["mapping_efficiency"].get<double>()), gbps(t),
+             t["bound"].get<std::string>());
+  out += fmt::format("{} MACs in {:.6g} s\n", t["macs"].get<uint64_t>(), t["seconds"].get<double>());
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const fs::path tmp = target.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(fmt::format("{}: cannot write file", path));
+    f << text;
+    if (!f.flush()) throw InputError(fmt::format("{}: write failed", path));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(fmt::format("{}: cannot write file", path));
+  }
+}
+
+}  // namespace systolic

@@ -1,0 +1,521 @@
+#include "sim/report/timeline.hpp"
+
+#include "models/common/clock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <utility>
+
+namespace systolic {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Operations that carry a DMA-style descriptor (models/isa/dma_descriptor.hpp), recognised by
+// shape rather than by name so that this file compiles whichever operations exist.
+struct Describe {
+  const ChipConfig& config;
+  const SimResult& result;
+
+  json operator()(const MatmulOp& op) const {
+    const Folds f = fold_count(config.mxu.shape(), {op.m, op.k, op.n});
+    const uint64_t w = dtype_storage_bytes(op.dtype, 1);  // an MXU type: whole bytes
+    const uint64_t m = static_cast<uint64_t>(op.m), k = static_cast<uint64_t>(op.k),
+                   n = static_cast<uint64_t>(op.n);
+    return {{"op", "matmul"},
+            {"shape", fmt::format("[{},{}]x[{},{}]", op.m, op.k, op.k, op.n)},
+            {"m", op.m},
+            {"k", op.k},
+            {"n", op.n},
+            {"n_offset", op.n_offset},
+            {"dtype", std::string(dtype_name(op.dtype))},
+            {"folds", f.total()},
+            {"row_folds", f.row_folds},
+            {"col_folds", f.col_folds},
+            {"macs", m * k * n},
+            // Operand bytes: activations and weights in the operand format, outputs as the
+            // 32-bit accumulators they land in.
+            {"bytes_activations", m * k * w},
+            {"bytes_weights", k * n * w},
+            {"bytes_outputs", m * n * 4},
+            {"bytes", m * k * w + k * n * w + m * n * 4}};
+  }
+
+  json operator()(const VpuOp& op) const {
+    const VpuTraffic t = vpu_traffic(op);
+    return {{"op", "vector"},
+            {"kind", std::string(vector_kind_name(op.kind))},
+            {"shape", fmt::format("[{},{}]", op.rows, op.cols)},
+            {"rows", op.rows},
+            {"cols", op.cols},
+            {"dtype", std::string(dtype_name(op.dtype))},
+            {"vreg_ops", vpu_vreg_ops(config.vpu, op.kind, static_cast<uint64_t>(op.rows), static_cast<uint64_t>(op.cols))},
+            {"bytes_read", t.bytes_read},
+            {"bytes_written", t.bytes_written},
+            {"bytes", t.bytes_read + t.bytes_written}};
+  }
+
+  json operator()(const IciOp& op) const {
+    json messages = json::array();
+    for (const IciCopy& c : op.copies) {
+      json m = {{"to_chip", c.to}, {"bytes", c.bytes}, {"recv_sem", c.recv_sem}};
+      if (c.via_hbm) m["src_hbm"] = c.src_addr, m["dst_hbm"] = c.dst_addr;
+      messages.push_back(std::move(m));
+    }
+    return {{"op", "send"}, {"messages", std::move(messages)}, {"bytes", op.bytes()}};
+  }
+
+  json operator()(const DmaOp& op) const {
+    const auto& d = op.descriptor;
+    return {{"op", "dma"},
+            {"src", space(d.src.space)},
+            {"dst", space(d.dst.space)},
+            {"shape", json::array({d.shape[0], d.shape[1], d.shape[2]})},
+            {"element_bytes", d.element_bytes},
+            {"src_base", d.src.base},
+            {"dst_base", d.dst.base},
+            {"bytes", d.total_bytes()}};
+  }
+
+  std::string space(int id) const {
+    if (id < 0) return "hbm";
+    if (static_cast<size_t>(id) < result.scratchpads.size())
+      return result.scratchpads[static_cast<size_t>(id)].name;
+    return fmt::format("sram{}", id);
+  }
+};
+
+const Stream* stream_of(const Program& program, EngineId id) {
+  for (const auto& s : program.streams)
+    if (s.engine == id) return &s;
+  return nullptr;
+}
+
+// Who signalled what and who waited for what in one run. Engines and records are indices into
+// SimResult::engines and their records.
+struct RunIndex {
+  struct Signal {
+    uint64_t cycle;
+    size_t engine;
+    size_t record;
+  };
+  std::vector<const Stream*> streams;      // per engine (nullptr: not in the program)
+  std::map<int, std::vector<Signal>> signals;  // per semaphore, in the order they happened
+  // Per engine, per record: (semaphore, the count its signal brought it to), per signal.
+  std::vector<std::vector<std::vector<std::pair<int, uint64_t>>>> reached;
+  // (semaphore, threshold) -> the records that waited for it.
+  std::map<std::pair<int, uint64_t>, std::vector<std::pair<size_t, size_t>>> waiters;
+
+  RunIndex(const Program& program, const SimResult& result) {
+    streams.resize(result.engines.size());
+    reached.resize(result.engines.size());
+    for (size_t e = 0; e < result.engines.size(); ++e) {
+      streams[e] = stream_of(program, result.engines[e].id);
+      reached[e].resize(result.engines[e].records.size());
+      if (!streams[e]) continue;
+      for (size_t i = 0; i < result.engines[e].records.size(); ++i) {
+        const InstrRecord& rec = result.engines[e].records[i];
+        const Instruction& instr = instruction(e, rec);
+        for (int s : instr.signals) signals[s].push_back({rec.end, e, i});
+        for (const auto& w : instr.waits) waiters[{w.sem, w.at_least}].push_back({e, i});
+      }
+    }
+    // The n-th signal of a semaphore (in time) raised it to n.
+    for (auto& [sem, list] : signals) {
+      std::stable_sort(list.begin(), list.end(),
+                       [](const Signal& a, const Signal& b) { return a.cycle < b.cycle; });
+      for (size_t n = 0; n < list.size(); ++n)
+        reached[list[n].engine][list[n].record].push_back({sem, n + 1});
+    }
+  }
+  const Instruction& instruction(size_t engine, const InstrRecord& rec) const {
+    return streams[engine]->instructions[static_cast<size_t>(rec.index)];
+  }
+};
+
+// The byte ranges [begin, end) one side of a descriptor touches, merged, with `element_bytes`
+// per element.
+std::vector<std::pair<uint64_t, uint64_t>> byte_ranges(DmaDescriptor d, const DmaEndpoint& side,
+                                                       uint64_t element_bytes) {
+  d.element_bytes = element_bytes;
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (RunCursor c(d, side); !c.done(); c.advance()) {
+    const DmaRun run = c.current();
+    if (!out.empty() && out.back().second == run.address) out.back().second += run.bytes;
+    else out.push_back({run.address, run.address + run.bytes});
+  }
+  std::sort(out.begin(), out.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto& r : out) {
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
+// The scratchpads' accumulators are 32-bit (int32 or fp32), whatever the operands' format.
+constexpr uint64_t kAccumulatorBytes = 4;
+
+bool touches_scratchpad(const Program& program) {
+  for (const auto& s : program.streams)
+    for (const auto& instr : s.instructions)
+      if (const auto* dma = std::get_if<DmaOp>(&instr.op))
+        if (dma->descriptor.src.space >= 0 || dma->descriptor.dst.space >= 0) return true;
+  return false;
+}
+
+std::string sem_name(const Program& program, int sem) {
+  if (sem >= 0 && static_cast<size_t>(sem) < program.semaphores.size())
+    return program.semaphores[static_cast<size_t>(sem)];
+  return fmt::format("sem{}", sem);
+}
+
+}  // namespace
+
+json describe_operation(const Operation& op, const ChipConfig& config, const SimResult& result) {
+  return std::visit(Describe{config, result}, op);
+}
+
+uint64_t SramResidency::bytes() const {
+  uint64_t sum = 0;
+  for (const auto& [begin, end] : ranges) sum += end - begin;
+  return sum;
+}
+
+namespace {
+
+std::vector<SramResidency> residency_of(const Program& program, const RunIndex& index, const SimResult& result) {
+  const auto each_record = [&](auto&& visit) {
+    for (size_t e = 0; e < result.engines.size(); ++e) {
+      if (!index.streams[e]) continue;
+      for (size_t i = 0; i < result.engines[e].records.size(); ++i) {
+        const InstrRecord& rec = result.engines[e].records[i];
+        visit(e, i, rec, index.instruction(e, rec));
+      }
+    }
+  };
+
+  // The thresholds at which drains from the accumulators wait, per semaphore.
+  std::map<int, std::vector<uint64_t>> drain_waits;
+  each_record([&](size_t, size_t, const InstrRecord&, const Instruction& instr) {
+    const auto* dma = std::get_if<DmaOp>(&instr.op);
+    if (!dma || dma->descriptor.src.space != kAccumulators) return;
+    for (const auto& w : instr.waits) drain_waits[w.sem].push_back(w.at_least);
+  });
+  for (auto& [sem, list] : drain_waits) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  // Accumulation groups: on each MXU, the matmuls up to one whose signal a drain waits for
+  // write that drain's tile. tile_start[(semaphore, the drain's threshold)] = the earliest
+  // start of a matmul of a group ending there.
+  std::map<std::pair<int, uint64_t>, uint64_t> tile_start;
+  for (size_t e = 0; e < result.engines.size(); ++e) {
+    if (!index.streams[e] || result.engines[e].id.kind != EngineKind::mxu) continue;
+    constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+    uint64_t group = kNone;  // start of the group's first matmul
+    for (size_t i = 0; i < result.engines[e].records.size(); ++i) {
+      const InstrRecord& rec = result.engines[e].records[i];
+      if (!std::holds_alternative<MatmulOp>(index.instruction(e, rec).op)) continue;
+      if (group == kNone) group = rec.start;
+      bool ends = false;
+      for (const auto& [sem, count] : index.reached[e][i]) {
+        const auto it = drain_waits.find(sem);
+        if (it == drain_waits.end()) continue;
+        const auto x = std::lower_bound(it->second.begin(), it->second.end(), count);
+        if (x == it->second.end()) continue;
+        auto [at, fresh] = tile_start.emplace(std::make_pair(sem, *x), group);
+        if (!fresh) at->second = std::min(at->second, group);
+        ends = true;
+      }
+      if (ends) group = kNone;
+    }
+  }
+
+  std::vector<SramResidency> out;
+  each_record([&](size_t e, size_t i, const InstrRecord& rec, const Instruction& instr) {
+    if (instr.frees >= 0) {
+      const SramRegion* f = &program.regions.at(static_cast<size_t>(instr.frees));
+      // An on-chip intermediate: from the start of the writer that filled it to this reader's end.
+      uint64_t from = rec.start;
+      for (const auto& w : instr.waits) {
+        const auto it = index.signals.find(w.sem);
+        if (w.sem != f->full_sem || w.at_least == 0 || it == index.signals.end() || w.at_least > it->second.size())
+          continue;
+        const RunIndex::Signal& writer = it->second[w.at_least - 1];
+        from = std::min(from, result.engines[writer.engine].records[writer.record].start);
+      }
+      SramResidency r{f->space, from, rec.end, {{f->offset, f->offset + f->bytes}}, e, i};
+      if (r.to > r.from && f->bytes > 0) out.push_back(std::move(r));
+    }
+    const auto* dma = std::get_if<DmaOp>(&instr.op);
+    if (!dma) return;
+    const DmaDescriptor& d = dma->descriptor;
+    if (d.dst.space >= 0) {
+      // A load: resident from its end until its last consumer has finished.
+      SramResidency r{d.dst.space, rec.end, result.total_cycles,
+                      byte_ranges(d, d.dst, d.element_bytes), e, i};
+      bool consumed = false;
+      uint64_t last = rec.end;
+      for (const auto& [sem, count] : index.reached[e][i]) {
+        const auto it = index.waiters.find({sem, count});
+        if (it == index.waiters.end()) continue;
+        for (const auto& [we, wi] : it->second) {
+          last = std::max(last, result.engines[we].records[wi].end);
+          consumed = true;
+        }
+      }
+      if (consumed) r.to = last;
+      if (r.to > r.from && !r.ranges.empty()) out.push_back(std::move(r));
+    }
+    if (d.src.space == kAccumulators) {
+      // A drain: the tile it stores, from the first matmul writing it to the drain's end.
+      uint64_t from = rec.start;
+      for (const auto& w : instr.waits)
+        if (const auto it = tile_start.find({w.sem, w.at_least}); it != tile_start.end())
+          from = std::min(from, it->second);
+      SramResidency r{kAccumulators, from, rec.end, byte_ranges(d, d.src, kAccumulatorBytes), e, i};
+      if (r.to > r.from && !r.ranges.empty()) out.push_back(std::move(r));
+    }
+  });
+  return out;
+}
+
+std::vector<SramOccupancy> occupancy_of(const ChipConfig& config, const Program& program,
+                                        const SimResult& result, const RunIndex& index) {
+  std::vector<SramOccupancy> out;
+  if (!touches_scratchpad(program)) return out;
+  const std::vector<SramResidency> pieces = residency_of(program, index, result);
+  const auto pads = config.sram.all();
+  for (size_t id = 0; id < pads.size(); ++id) {
+    SramOccupancy o;
+    o.scratchpad = id < result.scratchpads.size() ? result.scratchpads[id].name : pads[id].name;
+    o.capacity_bytes = pads[id].capacity_bytes;
+    // +1 / -1 per piece at its ends; the value is the union of the live ranges.
+    std::map<uint64_t, std::vector<std::pair<const SramResidency*, int>>> events;
+    for (const auto& p : pieces)
+      if (p.scratchpad == static_cast<int>(id)) {
+        events[p.from].push_back({&p, +1});
+        events[p.to].push_back({&p, -1});
+      }
+    std::map<std::pair<uint64_t, uint64_t>, int> live;
+    o.points.emplace_back(0, 0);
+    for (const auto& [cycle, list] : events) {
+      for (const auto& [piece, delta] : list)
+        for (const auto& range : piece->ranges)
+          if ((live[range] += delta) == 0) live.erase(range);
+      uint64_t bytes = 0, covered = 0;  // covered: end of the union so far
+      for (const auto& [range, count] : live) {
+        const uint64_t begin = std::max(range.first, covered);
+        if (range.second > begin) bytes += range.second - begin;
+        covered = std::max(covered, range.second);
+      }
+      if (bytes == o.points.back().second) continue;
+      if (o.points.back().first == cycle) o.points.back().second = bytes;
+      else o.points.emplace_back(cycle, bytes);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SramResidency> sram_residency(const Program& program, const SimResult& result) {
+  return residency_of(program, RunIndex(program, result), result);
+}
+
+std::vector<SramOccupancy> sram_occupancy(const ChipConfig& config, const Program& program,
+                                          const SimResult& result) {
+  return occupancy_of(config, program, result, RunIndex(program, result));
+}
+
+json make_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
+                   const std::vector<TimelineCounter>& counters) {
+  json events = json::array();
+  const int pid = 0;
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid},
+                    {"args", {{"name", fmt::format("{} (time axis: 1 us = 1 cycle)", config.name)}}}});
+  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid},
+                    {"args", {{"sort_index", 0}}}});
+
+  // Every signal, per semaphore, in the order it happened: the n-th one raised it to n.
+  const RunIndex index(program, result);
+  using Signal = RunIndex::Signal;
+  const auto& signals = index.signals;
+
+  const Describe describe{config, result};
+  uint64_t flow_id = 0;
+  for (size_t e = 0; e < result.engines.size(); ++e) {
+    const EngineResult& engine = result.engines[e];
+    const int tid = static_cast<int>(e) + 1;
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
+                      {"args", {{"name", engine.name}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
+                      {"args", {{"sort_index", tid}}}});
+    const Stream* stream = stream_of(program, engine.id);
+    if (!stream) continue;
+    for (const InstrRecord& rec : engine.records) {
+      const Instruction& instr = stream->instructions[static_cast<size_t>(rec.index)];
+      json args = std::visit(describe, instr.op);
+      const std::string op = args["op"].get<std::string>();
+      std::string layer;
+      if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program.layers.size())
+        layer = program.layers[static_cast<size_t>(rec.layer)].name;
+      args["instruction"] = rec.index;
+      args["layer"] = layer;
+      args["ready_cycle"] = rec.ready;
+      args["start_cycle"] = rec.start;
+      args["end_cycle"] = rec.end;
+      args["cycles"] = rec.end - rec.start;
+      args["stalled_cycles"] = rec.start - rec.ready;
+      json waits = json::array();
+      for (const auto& w : instr.waits)
+        waits.push_back(fmt::format("{} >= {}", sem_name(program, w.sem), w.at_least));
+      json sigs = json::array();
+      for (int s : instr.signals) sigs.push_back(sem_name(program, s));
+      args["waits"] = std::move(waits);
+      args["signals"] = std::move(sigs);
+      if (const auto* dma = std::get_if<DmaOp>(&instr.op)) {
+        // The scratchpad buffer (a ping or pong copy) it fills or drains.
+        const DmaEndpoint& side = dma->descriptor.dst.space >= 0 ? dma->descriptor.dst : dma->descriptor.src;
+        for (const Buffer& b : program.buffers)
+          if (side.space >= 0 && b.space == side.space && side.base >= b.offset && side.base < b.offset + b.bytes)
+            args["buffer"] = b.name;
+      }
+
+      if (rec.start > rec.ready) {
+        // The stall, and an arrow from the instruction whose signal ended it.
+        std::string names;
+        const Signal* release = nullptr;
+        for (const auto& w : instr.waits) {
+          names += (names.empty() ? "" : ", ") + sem_name(program, w.sem);
+          auto it = signals.find(w.sem);
+          if (w.at_least == 0 || it == signals.end() || it->second.size() < w.at_least) continue;
+          const Signal& s = it->second[w.at_least - 1];
+          if (!release || s.cycle > release->cycle) release = &s;
+        }
+        events.push_back({{"ph", "X"}, {"cat", "stall"}, {"name", "wait " + names},
+                          {"pid", pid}, {"tid", tid}, {"ts", rec.ready},
+                          {"dur", rec.start - rec.ready},
+                          {"args", {{"instruction", rec.index}, {"layer", layer},
+                                    {"waits", args["waits"]}, {"stalled_cycles", rec.start - rec.ready}}}});
+        if (release && release->engine != e) {
+          const InstrRecord& src = result.engines[release->engine].records[release->record];
+          const uint64_t id = ++flow_id;
+          const uint64_t at = src.end > src.start ? src.end - 1 : src.start;  // inside the slice
+          events.push_back({{"ph", "s"}, {"cat", "dependency"}, {"name", "semaphore"}, {"id", id},
+                            {"pid", pid}, {"tid", static_cast<int>(release->engine) + 1}, {"ts", at}});
+          events.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "dependency"}, {"name", "semaphore"},
+                            {"id", id}, {"pid", pid}, {"tid", tid}, {"ts", rec.start}});
+        }
+      }
+      events.push_back({{"ph", "X"}, {"cat", op}, {"name", layer.empty() ? op : layer},
+                        {"pid", pid}, {"tid", tid}, {"ts", rec.start}, {"dur", rec.end - rec.start},
+                        {"args", std::move(args)}});
+    }
+  }
+
+  // How many engines of a kind are busy, when a chip has several of that kind.
+  std::map<std::string, std::vector<const EngineResult*>> kinds;
+  for (const auto& engine : result.engines) {
+    std::string kind = engine.name;
+    while (!kind.empty() && kind.back() >= '0' && kind.back() <= '9') kind.pop_back();
+    kinds[kind].push_back(&engine);
+  }
+  std::vector<TimelineCounter> all = counters;
+  for (const auto& [kind, engines] : kinds) {
+    const bool ran = std::any_of(engines.begin(), engines.end(),
+                                 [](const EngineResult* e) { return !e->records.empty(); });
+    if (engines.size() < 2 || !ran) continue;
+    std::map<uint64_t, int64_t> delta;
+    for (const EngineResult* engine : engines)
+      for (const auto& rec : engine->records)
+        if (rec.end > rec.start) {
+          ++delta[rec.start];
+          --delta[rec.end];
+        }
+    TimelineCounter c{fmt::format("busy {} engines", kind), {}};
+    if (delta.empty() || delta.begin()->first > 0) c.points.emplace_back(0, 0.0);
+    int64_t busy = 0;
+    for (const auto& [cycle, d] : delta) {
+      busy += d;
+      if (c.points.empty() || c.points.back().second != static_cast<double>(busy))
+        c.points.emplace_back(cycle, static_cast<double>(busy));
+    }
+    all.push_back(std::move(c));
+  }
+  // HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles.
+  const auto& windows = result.hbm.bytes_per_window;
+  if (!windows.empty()) {
+    TimelineCounter c{"hbm bandwidth (GB/s)", {}};
+    const uint64_t cycles = HbmStats::kWindowPs / kTicksPerCycle;
+    const double seconds = static_cast<double>(cycles) / (config.clock_mhz * 1e6);
+    for (size_t i = 0; i < windows.size(); ++i)
+      c.points.emplace_back(i * cycles, static_cast<double>(windows[i]) / seconds / 1e9);
+    c.points.emplace_back(std::min<uint64_t>(windows.size() * cycles, result.total_cycles), 0.0);
+    all.push_back(std::move(c));
+  }
+
+  // HBM channels: the share of each channel's data buses (its pseudo-channels) in use, in
+  // windows of whole HbmStats windows, at most kMaxChannelPoints per channel.
+  const auto& channel_windows = result.hbm.channel_busy_per_window;
+  size_t longest = 0;
+  for (const auto& w : channel_windows) longest = std::max(longest, w.size());
+  if (longest > 0) {
+    constexpr size_t kMaxChannelPoints = 2000;
+    const size_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
+    const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
+    for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
+      TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};
+      const auto& w = channel_windows[ch];
+      uint64_t end = 0;
+      for (size_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
+        const uint64_t start = g * cycles;
+        end = std::min(start + cycles, result.total_cycles);  // the last window ends with the run
+        uint64_t ps = 0;
+        for (size_t i = g * group; i < std::min(w.size(), (g + 1) * group); ++i) ps += w[i];
+        const double bus_ps = static_cast<double>((end - start) * kTicksPerCycle) * config.hbm.pseudo_channels;
+        const double value = 100.0 * static_cast<double>(ps) / bus_ps;
+        if (c.points.empty() || c.points.back().second != value) c.points.emplace_back(start, value);
+      }
+      c.points.emplace_back(end, 0.0);
+      all.push_back(std::move(c));
+    }
+  }
+
+  // SRAM occupancy per scratchpad, in bytes (see sram_residency for the rule).
+  const std::vector<SramOccupancy> sram = occupancy_of(config, program, result, index);
+  for (const auto& o : sram) {
+    TimelineCounter c{fmt::format("sram {} (bytes)", o.scratchpad), {}};
+    for (const auto& [cycle, bytes] : o.points) c.points.emplace_back(cycle, static_cast<double>(bytes));
+    all.push_back(std::move(c));
+  }
+
+  for (const auto& c : all)
+    for (const auto& [cycle, value] : c.points)
+      events.push_back({{"ph", "C"}, {"name", c.name}, {"pid", pid}, {"ts", cycle},
+                        {"args", {{"value", value}}}});
+
+  json out;
+  out["traceEvents"] = std::move(events);
+  out["otherData"] = {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
+                      {"chip", config.name},
+                      {"clock_mhz", config.clock_mhz},
+                      {"time_unit", "1 trace us = 1 cycle"},
+                      {"total_cycles", result.total_cycles}};
+  if (!sram.empty()) {
+    json capacity = json::object();
+    for (const auto& o : sram) capacity[o.scratchpad] = o.capacity_bytes;
+    out["otherData"]["sram_capacity_bytes"] = std::move(capacity);
+  }
+  return out;
+}
+
+}  // namespace systolic

@@ -1,0 +1,93 @@
+#pragma once
+// Runs a program on a chip in SystemC and returns what every engine did. Each call builds the
+// chip in a fresh simulation context, so a process (the Python module, a sweep worker) can
+// simulate any number of times.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/dma/dma_core.hpp"
+#include "models/engine/engine.hpp"
+#include "models/hbm/hbm_core.hpp"
+#include "models/ici/ici_engine.hpp"
+#include "models/isa/program.hpp"
+#include "models/mxu/pe_grid.hpp"
+#include "models/vpu/vpu_engine.hpp"
+#include "sim/config/config.hpp"
+
+namespace systolic {
+
+struct EngineResult {
+  std::string name;  // "mxu0"
+  EngineId id;
+  std::vector<InstrRecord> records;
+  uint64_t busy_cycles = 0;     // executing instructions
+  uint64_t stalled_cycles = 0;  // waiting on semaphores (data not ready)
+  uint64_t idle_cycles = 0;     // stream finished or empty, until the run ends
+  uint64_t macs_issued = 0;
+  std::array<uint64_t, kMxuDTypes> macs_by_dtype{};            // MXUs only, indexed by DType
+  std::array<uint64_t, 3> sram_read{}, sram_written{};  // MXUs only, indexed by ScratchpadId
+  DmaStats dma;  // DMA engines only
+  VpuStats vpu;  // the VPU only
+  IciStats ici;  // the ICI engine only (chips of a multi-chip system)
+};
+
+struct ScratchpadResult {
+  std::string name;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+};
+
+struct SimResult {
+  uint64_t total_cycles = 0;
+  std::vector<EngineResult> engines;
+  HbmStats hbm;
+  std::vector<ScratchpadResult> scratchpads;
+  uint64_t ici_link_bytes_out = 0;  // bytes this chip's outgoing ICI links carried (its SerDes energy)
+};
+
+// One directed ICI link of a multi-chip run.
+struct LinkResult {
+  std::string name;  // "chip3.y-"
+  int from = 0, to = 0;
+  uint64_t bytes = 0;
+  uint64_t busy_ps = 0;  // SystemC ps (1000 per cycle)
+  uint64_t chunks = 0;
+};
+
+struct SystemResult {
+  uint64_t total_cycles = 0;     // until the last engine of any chip finished
+  std::vector<SimResult> chips;  // each with the system's total_cycles
+  std::vector<LinkResult> links; // links that exist (dimensions longer than one chip)
+};
+
+class Chip;
+
+// Optional instrumentation of one run (waveforms, sim/viz/vcd_tracer.hpp), inside the run's
+// SystemC context: start() sees the elaborated chip before the simulation starts (sc_trace
+// files are opened there), stop() is called once it has stopped.
+class RunProbe {
+ public:
+  virtual ~RunProbe() = default;
+  virtual void start(const Chip& chip) = 0;
+  virtual void stop() = 0;
+};
+
+// What a run records beyond the report's counters.
+struct RunOptions {
+  GridObserver* observer = nullptr;  // the exact model's PE values (sim/viz)
+  RunProbe* probe = nullptr;         // waveforms
+  bool hbm_channel_activity = false; // HbmStats::channel_busy_per_window (timelines)
+};
+
+// Throws InputError for a program that deadlocks (naming each blocked engine and instruction)
+// or does not fit the chip.
+SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options = {});
+
+// Runs programs[i] on chip i of the system config.ici describes (topology not none), all in
+// one simulation. Throws InputError as simulate() does, naming the chip.
+SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs,
+                             const RunOptions& options = {});
+
+}  // namespace systolic

@@ -1,0 +1,55 @@
+#pragma once
+// Sharding a lowered transformer over the chips of a system (docs/interconnect.md,
+// "Sharding"). Tensor parallelism over Y = tp chips, Megatron style with sequence-parallel
+// activations: between blocks each chip holds T/Y tokens; an all-gather of the [T, d]
+// activations feeds the column-parallel matmuls (QKV, FFN gate/up: N / Y; attention: heads /
+// Y), the row-parallel ones (out_proj, FFN down: K / Y) leave partial sums that a
+// reduce-scatter adds up and scatters back to T/Y tokens per chip. Expert parallelism over
+// ep chips (MoE layers): each chip owns experts / ep experts; an all-to-all sends each token
+// to the chips of its top-k experts and another brings the results back. Token routing is
+// uniform or a seeded Zipf skew.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/workload/transformer/lower.hpp"
+#include "sim/workload/workload.hpp"
+
+namespace systolic::transformer {
+
+enum class Routing { uniform, skewed };
+
+struct ShardOptions {
+  int64_t tp = 1;  // tensor-parallel degree: 1 or the system's chip count
+  int64_t ep = 1;  // expert-parallel degree (MoE models): 1 or the chip count (with tp = chips)
+  Routing routing = Routing::uniform;
+  double skew = 1.0;  // Zipf exponent of the skewed routing: expert of rank r gets ~ 1 / r^skew
+  uint64_t seed = 1;  // which experts are the popular ones (a seeded permutation)
+};
+
+// A collective to run before ops[before_op] (one past the group's last op: after it), in
+// every occurrence of `group` (once per layer).
+struct PlacedCollective {
+  size_t before_op = 0;
+  CollectiveWork work;  // after_gemms / after_vectors / joined_by_gemm are left for the caller
+  int group = 0;        // index into Lowered::groups
+  // The op (a matmul) that first reads its result, when not the next one: the ops in between
+  // run while it communicates (the shared experts during the MoE dispatch).
+  std::optional<size_t> joined_by_op;
+};
+
+struct ShardedLayers {
+  Lowered lowered;  // this chip's share of every op
+  std::vector<PlacedCollective> collectives;
+};
+
+// This chip's share. Throws InputError naming the model dimension a degree does not divide
+// (heads, kv_heads, d_ff, expert_ff, experts) or a degree that is neither 1 nor `chips`.
+ShardedLayers shard(const Lowered& lowered, const ModelSpec& model, const ShardOptions& options, int chip,
+                    int chips);
+
+// Each expert's share of the token-expert assignments (sums to 1), as the routing gives them.
+std::vector<double> expert_shares(int64_t experts, const ShardOptions& options);
+
+}  // namespace systolic::transformer
