@@ -1,0 +1,210 @@
+#pragma once
+// Reading one trace line's key=value fields: `Fields` holds a line's pairs and hands each key
+// out exactly once (so a key the line does not take is an error naming it); `FieldReader` is
+// the visitor trace_fields.hpp walks over an operation's fields when a trace is read back.
+// Every error is std::invalid_argument with the key and what was expected; the parser
+// (trace_reader.cpp) adds the file and line.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/common/dtype.hpp"
+#include "models/common/suggest.hpp"
+#include "models/isa/program.hpp"
+#include "sim/trace/trace_fields.hpp"
+#include "sim/trace/trace_tokens.hpp"
+
+namespace systolic::trace_detail {
+
+// Decimal or 0x-hex, all of the text; throws std::invalid_argument otherwise.
+inline uint64_t parse_unsigned(const std::string& v, const char* key = nullptr, const std::string& whole = "") {
+  size_t used = 0;
+  uint64_t x = 0;
+  try {
+    x = std::stoull(v, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty()) {
+    if (key) throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, whole));
+    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", v));
+  }
+  return x;
+}
+
+// Reads one line's key=value pairs; every key must be consumed exactly once.
+class Fields {
+ public:
+  explicit Fields(const std::vector<Token>& tokens, size_t first) {
+    for (size_t i = first; i < tokens.size(); ++i) {
+      if (tokens[i].key.empty())
+        throw std::invalid_argument(fmt::format("expected key=value, got '{}'", tokens[i].value));
+      if (tokens[i].key == "wait" || tokens[i].key == "signal" || tokens[i].key == "msg")
+        repeated_[tokens[i].key].push_back(tokens[i].value);
+      else if (!values_.emplace(tokens[i].key, tokens[i].value).second)
+        throw std::invalid_argument(fmt::format("key '{}' given twice", tokens[i].key));
+    }
+  }
+  std::string text(const char* key) {
+    auto it = values_.find(key);
+    if (it == values_.end()) throw std::invalid_argument(fmt::format("missing key '{}'", key));
+    std::string v = it->second;
+    values_.erase(it);
+    return v;
+  }
+  int64_t integer(const char* key, int64_t min) {
+    const std::string v = text(key);
+    const uint64_t x = parse_unsigned(v);
+    if (v.empty() || v[0] == '-' || x > static_cast<uint64_t>(INT64_MAX) || static_cast<int64_t>(x) < min)
+      throw std::invalid_argument(fmt::format("key '{}': expected an integer >= {}, got '{}'", key, min, v));
+    return static_cast<int64_t>(x);
+  }
+  // "hbm:0x1000" or "<scratchpad>:<offset>".
+  DmaEndpoint endpoint(const char* key) {
+    const std::string v = text(key);
+    const auto colon = v.find(':');
+    const std::string space = v.substr(0, colon);
+    DmaEndpoint e;
+    bool ok = colon != std::string::npos;
+    if (ok && space != "hbm") {
+      e.space = -2;
+      for (size_t i = 0; i < std::size(kSpaces); ++i)
+        if (space == kSpaces[i]) e.space = static_cast<int>(i);
+      ok = e.space >= 0;
+    }
+    if (ok) {
+      const std::string addr = v.substr(colon + 1);
+      e.base = parse_unsigned(addr);
+      ok = !addr.empty() && addr[0] != '-';
+    }
+    if (!ok)
+      throw std::invalid_argument(fmt::format(
+          "key '{}': expected <space>:<address> with space hbm, vmem, weights or accumulators, got '{}'", key, v));
+    return e;
+  }
+  std::array<uint64_t, 3> triple(const char* key) {
+    const std::string v = text(key);
+    std::array<uint64_t, 3> out{};
+    size_t pos = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t x = i < 2 ? v.find('x', pos) : v.size();
+      const std::string part = v.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+      if (x == std::string::npos || part.empty() || part[0] == '-')
+        throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, v));
+      out[i] = parse_unsigned(part, key, v);
+      pos = x + 1;
+    }
+    return out;
+  }
+  DType dtype(const char* key) {
+    const std::string v = text(key);
+    if (auto t = parse_dtype(v)) return *t;
+    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
+  }
+  double scale(const char* key) {
+    const std::string v = text(key);
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty() || !(x > 0) || x > 1e30)
+      throw std::invalid_argument(fmt::format("key '{}': expected a positive number, got '{}'", key, v));
+    return x;
+  }
+  std::vector<std::string> all(const char* key) { return repeated_[key]; }
+  bool has(const char* key) const { return values_.count(key) != 0; }
+  // After a line is read: anything left is a key this line does not take.
+  void expect_consumed(const std::vector<std::string>& allowed) const {
+    if (!values_.empty())
+      throw std::invalid_argument(fmt::format("unknown key '{}'{}", values_.begin()->first,
+                                              did_you_mean(values_.begin()->first, allowed)));
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> repeated_;
+};
+
+struct FieldReader {
+  Fields& f;
+  std::vector<std::string> keys;
+  template <class T>
+  void integer(const char* key, T& v, int64_t min) { keys.push_back(key), v = static_cast<T>(f.integer(key, min)); }
+  void optional_integer(const char* key, int64_t& v) {
+    keys.push_back(key);
+    v = f.has(key) ? f.integer(key, 0) : 0;
+  }
+  void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+  void optional_dtype(const char* key, std::optional<DType>& t) {
+    keys.push_back(key);
+    if (f.has(key)) t = f.dtype(key);
+  }
+  void scale(const char* key, double& v, bool) {
+    keys.push_back(key);
+    if (f.has(key)) v = f.scale(key);
+  }
+  void vector_kind(const char* key, VectorKind& k) {
+    keys.push_back(key);
+    const std::string v = f.text(key);
+    const auto parsed = parse_vector_kind(v);
+    if (!parsed) throw std::invalid_argument(fmt::format("key '{}': unknown vector op '{}'", key, v));
+    k = *parsed;
+  }
+  void endpoint(const char* key, DmaEndpoint& e) {
+    keys.push_back(key);
+    const auto stride = e.stride;  // read separately (src_stride / dst_stride)
+    e = f.endpoint(key);
+    e.stride = stride;
+  }
+  void triple(const char* key, std::array<uint64_t, 3>& v) { keys.push_back(key), v = f.triple(key); }
+  void messages(const char* key, std::vector<IciCopy>& copies) {
+    keys.push_back(key);
+    for (const std::string& text : f.all(key)) {
+      const auto bad = [&] {
+        return std::invalid_argument(fmt::format(
+            "key '{}': expected <to chip>,<bytes>,<semaphore>,<+|->[,<src addr>,<dst addr>], got '{}'", key, text));
+      };
+      std::vector<std::string> parts;
+      for (size_t at = 0;;) {
+        const size_t comma = text.find(',', at);
+        parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+      if ((parts.size() != 4 && parts.size() != 6) || parts[2].empty() || (parts[3] != "+" && parts[3] != "-")) throw bad();
+      IciCopy c;
+      try {
+        size_t used = 0;
+        c.to = std::stoi(parts[0], &used);
+        if (used != parts[0].size() || c.to < 0) throw bad();
+        c.bytes = std::stoull(parts[1], &used);
+        if (used != parts[1].size() || c.bytes == 0) throw bad();
+        c.recv_sem = parts[2];
+        c.tie = parts[3] == "-" ? -1 : +1;
+        if (parts.size() == 6) {
+          c.via_hbm = true;
+          c.src_addr = std::stoull(parts[4], &used, 0);
+          if (used != parts[4].size()) throw bad();
+          c.dst_addr = std::stoull(parts[5], &used, 0);
+          if (used != parts[5].size()) throw bad();
+        }
+      } catch (const std::logic_error&) {
+        throw bad();
+      }
+      copies.push_back(std::move(c));
+    }
+    if (copies.empty()) throw std::invalid_argument(fmt::format("expected at least one '{}=...'", key));
+  }
+};
+
+}  // namespace systolic::trace_detail
