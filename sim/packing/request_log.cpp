@@ -156,6 +156,109 @@ struct Row {
   std::string timestamp;  // Azure form, as written
 };
 
+// The first meaningful line: which of the two forms the file is.
+const Columns& header_columns(const std::vector<std::string_view>& fields, std::string_view body,
+                              const std::string& path, int line_no) {
+  if (matches(fields, kAzure)) return kAzure;
+  if (matches(fields, kSeconds)) return kSeconds;
+  fail(path, line_no,
+       fmt::format("expected a header '{}' (Azure LLM inference trace) or '{}', got '{}'",
+                   header_text(kAzure), header_text(kSeconds), body));
+}
+
+// One data row; on failure `error` says what was expected and the row is not usable.
+Row parse_row(const std::vector<std::string_view>& fields, const Columns& columns, int line_no,
+              std::string& error) {
+  Row row;
+  row.line = line_no;
+  if (fields.size() != 3) {
+    error = fmt::format("expected 3 comma-separated fields ({}), got {}", header_text(columns),
+                        fields.size());
+    return row;
+  }
+  if (columns.format == LogFormat::azure) {
+    if (const auto t = parse_timestamp(fields[0], error)) {
+      row.at = *t;
+      row.timestamp = std::string(fields[0]);
+    }
+  } else {
+    const auto s = parse_double(fields[0]);
+    if (!s || *s < 0)
+      error = fmt::format("arrival_s: expected a time in seconds (a finite number >= 0), got '{}'",
+                          fields[0]);
+    else
+      row.at = Instant{0, *s};  // plain seconds: kept as written in `fraction`
+  }
+  if (error.empty()) {
+    if (const auto p = parse_tokens(fields[1], columns.names[1], error)) row.prompt = *p;
+  }
+  if (error.empty()) {
+    if (const auto o = parse_tokens(fields[2], columns.names[2], error)) row.output = *o;
+  }
+  return row;
+}
+
+// A file with no header or no usable row is an error, whatever skip_bad_lines says.
+void require_rows(const Columns* columns, const std::vector<Row>& rows, const RequestLog& log,
+                  const std::string& path) {
+  if (!columns)
+    fail(path, 0,
+         fmt::format("empty request log; expected a header '{}' or '{}' and one row per request",
+                     header_text(kAzure), header_text(kSeconds)));
+  if (!rows.empty()) return;
+  if (log.skipped_lines > 0)
+    fail(path, 0,
+         fmt::format("no valid request rows: all {} data rows are bad; the first: {}",
+                     log.skipped_lines, log.skipped.front()));
+  fail(path, 0, "no request rows after the header");
+}
+
+// Out-of-order rows: count them, name the first in a warning, then sort stably (ties keep
+// file order).
+void sort_by_arrival(std::vector<Row>& rows, const Columns& columns, RequestLog& log) {
+  int64_t out_of_order = 0;
+  const Row* first_late = nullptr;  // the first row earlier than a row above it ...
+  const Row* before = nullptr;      // ... and the latest row above it
+  const Row* latest = &rows.front();
+  for (const Row& r : rows) {
+    if (r.at < latest->at) {
+      if (!first_late) {
+        first_late = &r;
+        before = latest;
+      }
+      ++out_of_order;
+    } else {
+      latest = &r;
+    }
+  }
+  if (out_of_order == 0) return;
+  const auto stamp = [&](const Row& r) {
+    return columns.format == LogFormat::azure ? r.timestamp : fmt::format("{} s", r.at.fraction);
+  };
+  log.warnings.push_back(fmt::format(
+      "{}: {} request{} out of arrival order (first at line {}: {} is earlier than {} at line "
+      "{}); sorted by arrival time",
+      log.path, out_of_order, out_of_order == 1 ? " is" : "s are", first_late->line,
+      stamp(*first_late), stamp(*before), before->line));
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.at < b.at; });
+}
+
+// Rows (sorted) -> requests, arrival times relative to the first (Azure) or as written.
+void add_requests(const std::vector<Row>& rows, const Columns& columns, RequestLog& log) {
+  const Instant origin = columns.format == LogFormat::azure ? rows.front().at : Instant{};
+  if (columns.format == LogFormat::azure) log.origin = rows.front().timestamp;
+  log.requests.reserve(rows.size());
+  for (const Row& r : rows) {
+    Request q;
+    q.id = static_cast<int64_t>(log.requests.size());
+    q.arrival_s = static_cast<double>(r.at.seconds - origin.seconds) + (r.at.fraction - origin.fraction);
+    q.prompt_tokens = r.prompt;
+    q.output_tokens = r.output;
+    q.line = r.line;
+    log.requests.push_back(q);
+  }
+}
+
 }  // namespace
 
 const char* to_string(LogFormat format) {
@@ -181,111 +284,24 @@ RequestLog parse_request_log(const std::string& text, const std::string& path,
     const std::string_view body = detail::trim(line);
     if (body.empty() || body.front() == '#') continue;
     const auto fields = detail::split_commas(body);
-
-    if (!columns) {  // the first meaningful line is the header
-      if (matches(fields, kAzure)) {
-        columns = &kAzure;
-      } else if (matches(fields, kSeconds)) {
-        columns = &kSeconds;
-      } else {
-        fail(path, line_no,
-             fmt::format("expected a header '{}' (Azure LLM inference trace) or '{}', got '{}'",
-                         header_text(kAzure), header_text(kSeconds), body));
-      }
+    if (!columns) {
+      columns = &header_columns(fields, body, path, line_no);
       log.format = columns->format;
       continue;
     }
-
     std::string error;
-    Row row;
-    row.line = line_no;
-    if (fields.size() != 3) {
-      error = fmt::format("expected 3 comma-separated fields ({}), got {}", header_text(*columns),
-                          fields.size());
-    } else {
-      if (columns->format == LogFormat::azure) {
-        if (const auto t = parse_timestamp(fields[0], error)) {
-          row.at = *t;
-          row.timestamp = std::string(fields[0]);
-        }
-      } else {
-        const auto s = parse_double(fields[0]);
-        if (!s || *s < 0)
-          error = fmt::format("arrival_s: expected a time in seconds (a finite number >= 0), got '{}'",
-                              fields[0]);
-        else
-          row.at = Instant{0, *s};  // plain seconds: kept as written in `fraction`
-      }
-      if (error.empty()) {
-        if (const auto p = parse_tokens(fields[1], columns->names[1], error)) row.prompt = *p;
-      }
-      if (error.empty()) {
-        if (const auto o = parse_tokens(fields[2], columns->names[2], error)) row.output = *o;
-      }
-    }
-    if (!error.empty()) {
-      if (!skip_bad_lines) fail(path, line_no, error + " (skip_bad_lines would skip such rows)");
-      ++log.skipped_lines;
-      log.skipped.push_back(fmt::format("{}:{}: {}", path, line_no, error));
+    Row row = parse_row(fields, *columns, line_no, error);
+    if (error.empty()) {
+      rows.push_back(std::move(row));
       continue;
     }
-    rows.push_back(std::move(row));
+    if (!skip_bad_lines) fail(path, line_no, error + " (skip_bad_lines would skip such rows)");
+    ++log.skipped_lines;
+    log.skipped.push_back(fmt::format("{}:{}: {}", path, line_no, error));
   }
-
-  if (!columns)
-    fail(path, 0,
-         fmt::format("empty request log; expected a header '{}' or '{}' and one row per request",
-                     header_text(kAzure), header_text(kSeconds)));
-  if (rows.empty()) {
-    if (log.skipped_lines > 0)
-      fail(path, 0,
-           fmt::format("no valid request rows: all {} data rows are bad; the first: {}",
-                       log.skipped_lines, log.skipped.front()));
-    fail(path, 0, "no request rows after the header");
-  }
-
-  // Out-of-order rows: count them, name the first, then sort stably (ties keep file order).
-  int64_t out_of_order = 0;
-  const Row* first_late = nullptr;  // the first row earlier than a row above it ...
-  const Row* before = nullptr;      // ... and the latest row above it
-  const Row* latest = &rows.front();
-  for (const Row& r : rows) {
-    if (r.at < latest->at) {
-      if (!first_late) {
-        first_late = &r;
-        before = latest;
-      }
-      ++out_of_order;
-    } else {
-      latest = &r;
-    }
-  }
-  if (out_of_order > 0) {
-    const auto stamp = [&](const Row& r) {
-      return columns->format == LogFormat::azure ? r.timestamp
-                                                 : fmt::format("{} s", r.at.fraction);
-    };
-    log.warnings.push_back(fmt::format(
-        "{}: {} request{} out of arrival order (first at line {}: {} is earlier than {} at line "
-        "{}); sorted by arrival time",
-        path, out_of_order, out_of_order == 1 ? " is" : "s are", first_late->line,
-        stamp(*first_late), stamp(*before), before->line));
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const Row& a, const Row& b) { return a.at < b.at; });
-  }
-
-  const Instant origin = columns->format == LogFormat::azure ? rows.front().at : Instant{};
-  if (columns->format == LogFormat::azure) log.origin = rows.front().timestamp;
-  log.requests.reserve(rows.size());
-  for (const Row& r : rows) {
-    Request q;
-    q.id = static_cast<int64_t>(log.requests.size());
-    q.arrival_s = static_cast<double>(r.at.seconds - origin.seconds) + (r.at.fraction - origin.fraction);
-    q.prompt_tokens = r.prompt;
-    q.output_tokens = r.output;
-    q.line = r.line;
-    log.requests.push_back(q);
-  }
+  require_rows(columns, rows, log, path);
+  sort_by_arrival(rows, *columns, log);
+  add_requests(rows, *columns, log);
   return log;
 }
 
