@@ -10,6 +10,7 @@
 #include <map>
 
 #include "models/common/clock.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/capacity.hpp"
 #include "sim/compile_detail.hpp"
 #include "sim/error.hpp"
@@ -132,7 +133,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     const LayerInfo& l = row.info;
     const LayerTimes& t = row.t;
     const uint64_t cycles = row.cycles;
-    const Folds f = fold_count(config.mxu.shape(), {l.m, l.k, l.n});
+    const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {l.m, l.k, l.n});
     useful += l.useful_macs;
     issued += t.macs_issued;
     busy += t.busy;

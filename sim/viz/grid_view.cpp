@@ -9,6 +9,7 @@
 
 #include "models/chip/engine.hpp"
 #include "models/common/clock.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/error.hpp"
 #include "sim/suggest.hpp"
 
@@ -196,7 +197,7 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
       if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program.layers.size())
         gi.layer_name = program.layers[static_cast<size_t>(rec.layer)].name;
       gi.op = std::get<MatmulOp>(stream->instructions.at(static_cast<size_t>(tag)).op);
-      gi.folds = fold_count(shape, {gi.op.m, gi.op.k, gi.op.n});
+      gi.folds = dataflow_of(config.mxu.dataflow).folds(shape, {gi.op.m, gi.op.k, gi.op.n});
       gi.start = rec.start;
       gi.end = rec.end;
       gi.instance = gi.op.instance;
