@@ -284,10 +284,11 @@ std::string memory_timing_line(const nlohmann::ordered_json& config) {
 std::string format_summary(const nlohmann::ordered_json& r) {
   const auto& cfg = r["config"];
   std::string out = fmt::format(
-      "{} | {} x {}x{} MXU ({}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
+      "{} | {} x {}x{} MXU ({}, {}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
       cfg["mxu"]["count"].get<int64_t>(), cfg["mxu"]["rows"].get<int64_t>(),
       cfg["mxu"]["cols"].get<int64_t>(), cfg["mxu"]["model"].get<std::string>(),
-      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dtype"].get<std::string>(),
+      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dataflow"].get<std::string>(),
+      cfg["mxu"]["dtype"].get<std::string>(),
       cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
   out += memory_timing_line(cfg);
   size_t w = 5;
