@@ -129,36 +129,27 @@ FrameFlags frame_flags(const GridView& view) {
   return {std::move(offset), std::move(useful), std::move(wasted), std::move(instr), std::move(flags)};
 }
 
-}  // namespace
+json instruction_json(const GridViewInstruction& gi) {
+  return {{"index", gi.index},
+          {"layer", gi.layer_name},
+          {"m", gi.op.m},
+          {"k", gi.op.k},
+          {"n", gi.op.n},
+          {"n_offset", gi.op.n_offset},
+          {"dtype", std::string(dtype_name(gi.op.dtype))},
+          {"folds", gi.folds.total()},
+          {"row_folds", gi.folds.row_folds},
+          {"col_folds", gi.folds.col_folds},
+          {"start", gi.start},
+          {"end", gi.end},
+          {"instance", gi.instance},
+          {"pad_rows", row_ranges(gi.pad_rows)}};
+}
 
-json grid_view_data(const GridView& view) {
-  const GridRecording& rec = view.recording;
-  const int64_t R = view.shape.rows, C = view.shape.cols;
-
-  bool any_int = false, any_float = false;
-  json instructions = json::array();
-  for (const auto& gi : view.instructions) {
-    (gi.op.dtype == DType::int8 ? any_int : any_float) = true;
-    instructions.push_back({{"index", gi.index},
-                            {"layer", gi.layer_name},
-                            {"m", gi.op.m},
-                            {"k", gi.op.k},
-                            {"n", gi.op.n},
-                            {"n_offset", gi.op.n_offset},
-                            {"dtype", std::string(dtype_name(gi.op.dtype))},
-                            {"folds", gi.folds.total()},
-                            {"row_folds", gi.folds.row_folds},
-                            {"col_folds", gi.folds.col_folds},
-                            {"start", gi.start},
-                            {"end", gi.end},
-                            {"instance", gi.instance},
-                            {"pad_rows", row_ranges(gi.pad_rows)}});
-  }
-
-  const FrameFlags ff = frame_flags(view);
-  const bool integer = any_int && !any_float;
+// The PE values, at the narrowest type that holds them exactly.
+json pe_values_json(const GridRecording& rec, bool any_int, bool any_float) {
   json pe;
-  if (integer) {
+  if (any_int && !any_float) {
     pe["weight"] = typed<int8_t>("i8", rec.weight);
     pe["shadow"] = typed<int8_t>("i8", rec.shadow);
     pe["activation"] = typed<int8_t>("i8", rec.activation);
@@ -169,6 +160,25 @@ json grid_view_data(const GridView& view) {
     pe["activation"] = typed<float>("f32", rec.activation);
     pe["psum"] = any_int ? typed<double>("f64", rec.psum) : typed<float>("f32", rec.psum);
   }
+  return pe;
+}
+
+}  // namespace
+
+json grid_view_data(const GridView& view) {
+  const GridRecording& rec = view.recording;
+  const int64_t R = view.shape.rows, C = view.shape.cols;
+
+  bool any_int = false, any_float = false;
+  json instructions = json::array();
+  for (const auto& gi : view.instructions) {
+    (gi.op.dtype == DType::int8 ? any_int : any_float) = true;
+    instructions.push_back(instruction_json(gi));
+  }
+
+  const FrameFlags ff = frame_flags(view);
+  const bool integer = any_int && !any_float;
+  json pe = pe_values_json(rec, any_int, any_float);
   // Fold indices fit 16 bits unless a layer has more than 32767 folds.
   const bool short_folds = std::all_of(rec.fold.begin(), rec.fold.end(),
                                        [](int32_t f) { return f <= INT16_MAX; });

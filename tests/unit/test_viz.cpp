@@ -450,3 +450,17 @@ TEST_CASE("every dataflow has its own page: os and is differ from ws", "[viz][da
     CHECK((a.frames() != b.frames() || a.psum != b.psum || a.weight != b.weight));
   }
 }
+
+TEST_CASE("pad tokens are marked under ws only, and refused by name otherwise", "[viz][pad][dataflow]") {
+  const std::string model = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/py/data/tiny-lm.yaml";
+  VizRequest q;
+  q.pad_tokens = PadTokens{{2, 4}, {3, 1}, "test"};
+  for (const Dataflow* d : dataflows()) {
+    if (d->kind() == DataflowKind::ws) continue;
+    ChipConfig cfg = tiny();
+    cfg.mxu.dataflow = d->kind();
+    const Program program = compile(cfg, load_workload(model, {"2x4", "prefill"}));
+    CHECK_THROWS_WITH(capture_grid_view(cfg, "test", program, q),
+                      Catch::Contains("pad tokens are marked under mxu.dataflow ws only (got " + std::string(d->name())));
+  }
+}

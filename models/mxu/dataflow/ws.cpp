@@ -156,90 +156,97 @@ class Engine {
     if (s == R_ - 1) f.landed = true;
   }
 
+  // One loop iteration per cycle, in the order of the steps at the top of this file.
   int64_t simulate() {
-    const int64_t R = R_, C = C_, M = M_;
-    int64_t next_load = 0;     // folds [0, next_load) have started loading
-    int64_t next_stream = 0;   // folds [0, next_stream) have started streaming
-    int64_t first_loading = 0; // folds [first_loading, next_load) are still loading
-    int64_t port_free = 0;     // first cycle the activation stream port is free
-    std::vector<Segment<V>> streaming;
-
     for (int64_t t = 0;; ++t) {
-      // 1. Controller.
-      if (next_stream < next_load) {
-        FoldState& f = fold(next_stream);
-        if (f.landed && t >= port_free) {
-          f.stream = t;
-          port_free = t + M;
-          ++next_stream;
-        }
-      }
-      if (next_load < folds_) {
-        const bool go = next_load == 0 ||
-                        (convention_ == Convention::tpu
-                             ? next_stream >= next_load       // previous fold is streaming
-                             : first_live_ >= next_load);     // previous fold has drained
-        if (go) live_.push_back(make_fold(next_load++, t));
-      }
-
-      // 2. Weight shift-in.
-      for (int64_t f = first_loading; f < next_load; ++f) {
-        FoldState& fs = fold(f);
-        shift_weights(fs, t);
-        if (t - fs.load == R + C - 2) first_loading = f + 1;  // column C-1 complete
-      }
-
-      // 3. Compute. Streaming folds newest first: their segments come in rising column order.
-      streaming.clear();
-      for (int64_t f = next_stream - 1; f >= first_live_; --f) {
-        const FoldState& fs = fold(f);
-        streaming.push_back({fs.stream, fs.k0, bank_[f & 1].data()});
-      }
-      for (int64_t r = R - 1; r >= 0; --r) {
-        V* cur = psum_.data() + r * C;
-        const V* prev = r > 0 ? psum_.data() + (r - 1) * C : zeros_.data();
-        int64_t c = 0;
-        for (const auto& sg : streaming) {
-          const int64_t base = t - r - sg.stream;  // m at column 0
-          if (base < 0) continue;                  // not yet in this row
-          const int64_t lo = std::max<int64_t>(0, base - (M - 1));
-          if (lo >= C) break;                      // left this row (so have older folds)
-          const int64_t hi = std::min(C - 1, base);
-          if (lo > c) std::fill(cur + c, cur + lo, V{});  // bubble
-          multiply_add(cur + lo, prev + lo,
-                       act_.data() + (sg.k0 + r) * act_pitch_ + (M - 1 - base) + lo,
-                       sg.bank + r * C + lo, hi - lo + 1);
-          c = hi + 1;
-        }
-        if (c < C) std::fill(cur + c, cur + C, V{});
-      }
-
-      // 4. Outputs leaving the bottom row.
-      bool finished = false;
-      const V* bottom = psum_.data() + (R - 1) * C;
-      for (int64_t f = next_stream - 1; f >= first_live_; --f) {
-        FoldState& fs = fold(f);
-        const int64_t base = t - (R - 1) - fs.stream;
-        if (base < 0) continue;
-        const int64_t lo = std::max<int64_t>(0, base - (M - 1));
-        if (lo >= C) break;
-        const int64_t hi = std::min(C - 1, base);
-        for (int64_t c = lo; c <= std::min(hi, fs.nf - 1); ++c)
-          acc_[(base - c) * acc_pitch_ + fs.n0 + c] += bottom[c];
-        fs.outputs += hi - lo + 1;
-      }
-
-      // 5. Observer, while the folds that drained this cycle are still visible.
-      if (observer_) observe(t, next_stream);
-
-      // Retire drained folds (they drain in order); the last one ends the run.
-      while (!live_.empty() && live_.front().stream >= 0 && live_.front().outputs == M * C) {
-        if (live_.front().index == folds_ - 1) finished = true;
-        live_.erase(live_.begin());
-        ++first_live_;
-      }
-      if (finished) return t + 1;
+      control(t);
+      shift_loading_weights(t);
+      compute(t);
+      collect_outputs(t);
+      if (observer_) observe(t, next_stream_);  // while the folds that drained are still visible
+      if (retire_drained()) return t + 1;
     }
+  }
+
+  // 1. Controller.
+  void control(int64_t t) {
+    if (next_stream_ < next_load_) {
+      FoldState& f = fold(next_stream_);
+      if (f.landed && t >= port_free_) {
+        f.stream = t;
+        port_free_ = t + M_;
+        ++next_stream_;
+      }
+    }
+    if (next_load_ < folds_) {
+      const bool go = next_load_ == 0 ||
+                      (convention_ == Convention::tpu
+                           ? next_stream_ >= next_load_      // previous fold is streaming
+                           : first_live_ >= next_load_);     // previous fold has drained
+      if (go) live_.push_back(make_fold(next_load_++, t));
+    }
+  }
+
+  // 2. Weight shift-in.
+  void shift_loading_weights(int64_t t) {
+    for (int64_t f = first_loading_; f < next_load_; ++f) {
+      FoldState& fs = fold(f);
+      shift_weights(fs, t);
+      if (t - fs.load == R_ + C_ - 2) first_loading_ = f + 1;  // column C-1 complete
+    }
+  }
+
+  // 3. Compute. Streaming folds newest first: their segments come in rising column order.
+  void compute(int64_t t) {
+    const int64_t R = R_, C = C_, M = M_;
+    streaming_.clear();
+    for (int64_t f = next_stream_ - 1; f >= first_live_; --f) {
+      const FoldState& fs = fold(f);
+      streaming_.push_back({fs.stream, fs.k0, bank_[f & 1].data()});
+    }
+    for (int64_t r = R - 1; r >= 0; --r) {
+      V* cur = psum_.data() + r * C;
+      const V* prev = r > 0 ? psum_.data() + (r - 1) * C : zeros_.data();
+      int64_t c = 0;
+      for (const auto& sg : streaming_) {
+        const int64_t base = t - r - sg.stream;  // m at column 0
+        if (base < 0) continue;                  // not yet in this row
+        const int64_t lo = std::max<int64_t>(0, base - (M - 1));
+        if (lo >= C) break;                      // left this row (so have older folds)
+        const int64_t hi = std::min(C - 1, base);
+        if (lo > c) std::fill(cur + c, cur + lo, V{});  // bubble
+        multiply_add(cur + lo, prev + lo, act_.data() + (sg.k0 + r) * act_pitch_ + (M - 1 - base) + lo,
+                     sg.bank + r * C + lo, hi - lo + 1);
+        c = hi + 1;
+      }
+      if (c < C) std::fill(cur + c, cur + C, V{});
+    }
+  }
+
+  // 4. Outputs leaving the bottom row.
+  void collect_outputs(int64_t t) {
+    const V* bottom = psum_.data() + (R_ - 1) * C_;
+    for (int64_t f = next_stream_ - 1; f >= first_live_; --f) {
+      FoldState& fs = fold(f);
+      const int64_t base = t - (R_ - 1) - fs.stream;
+      if (base < 0) continue;
+      const int64_t lo = std::max<int64_t>(0, base - (M_ - 1));
+      if (lo >= C_) break;
+      const int64_t hi = std::min(C_ - 1, base);
+      for (int64_t c = lo; c <= std::min(hi, fs.nf - 1); ++c) acc_[(base - c) * acc_pitch_ + fs.n0 + c] += bottom[c];
+      fs.outputs += hi - lo + 1;
+    }
+  }
+
+  // Retires drained folds (they drain in order); true when the last one has drained.
+  bool retire_drained() {
+    bool finished = false;
+    while (!live_.empty() && live_.front().stream >= 0 && live_.front().outputs == M_ * C_) {
+      if (live_.front().index == folds_ - 1) finished = true;
+      live_.erase(live_.begin());
+      ++first_live_;
+    }
+    return finished;
   }
 
   void observe(int64_t t, int64_t next_stream) {
@@ -285,8 +292,13 @@ class Engine {
 
   std::vector<V> act_, psum_, zeros_, acc_;
   std::vector<V> bank_[2];
-  std::vector<FoldState> live_;  // folds [first_live_, next_load): loading, streaming, draining
+  std::vector<FoldState> live_;  // folds [first_live_, next_load_): loading, streaming, draining
   int64_t first_live_ = 0;
+  int64_t next_load_ = 0;      // folds [0, next_load_) have started loading
+  int64_t next_stream_ = 0;    // folds [0, next_stream_) have started streaming
+  int64_t first_loading_ = 0;  // folds [first_loading_, next_load_) are still loading
+  int64_t port_free_ = 0;      // first cycle the activation stream port is free
+  std::vector<Segment<V>> streaming_;
   std::vector<PeState> pes_;
 };
 
