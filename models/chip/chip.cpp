@@ -52,12 +52,12 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
 
   const bool exact = config.mxu.model == MxuModel::exact;
   for (int i = 0; i < config.mxu.count; ++i) {
-    auto core = exact ? make_exact_mxu(config.mxu.shape(), config.mxu.convention, observer)
-                      : make_fast_mxu(config.mxu.shape(), config.mxu.convention);
+    auto core = exact ? make_exact_mxu(config.mxu.shape(), config.mxu.convention, observer, config.mxu.dataflow)
+                      : make_fast_mxu(config.mxu.shape(), config.mxu.convention, config.mxu.dataflow);
     auto mxu = std::make_unique<MxuEngine>(engine_name(EngineKind::mxu, i).c_str(), i,
                                            stream_for(program, {EngineKind::mxu, i}), semaphores_,
                                            std::move(core), config.mxu.seed);
-    mxu->attach_scratchpads(pads, config.mxu.shape());
+    mxu->attach_scratchpads(pads, config.mxu.shape(), config.mxu.dataflow);
     mxus_.push_back(mxu.get());
     owned_.push_back(std::move(mxu));
   }

@@ -25,6 +25,7 @@ struct MxuConfig {
   int64_t count = 1;
   MxuModel model = MxuModel::fast;
   Convention convention = Convention::tpu;
+  DataflowKind dataflow = DataflowKind::ws;  // which operand the array holds (docs/mxu.md)
   DType dtype = DType::bf16;
   uint64_t seed = 1;  // operand values of the exact model (workloads carry shapes, not data)
   ArrayShape shape() const { return {rows, cols}; }

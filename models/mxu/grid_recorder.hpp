@@ -24,7 +24,7 @@ struct GridRecording {
   std::vector<double> psum;       // PeState::psum
   std::vector<int32_t> fold;      // PeState::fold (-1: bubble)
   std::vector<uint8_t> active;    // PeState::active
-  std::vector<int64_t> row;       // PeState::row: the row m of A passing through (-1: none)
+  std::vector<int64_t> row;       // PeState::row: the streamed index (ws: row m of A; -1: none)
   std::vector<uint8_t> pad_token; // 1: that row is a pad token of the run (set_origin's pad_rows)
 
   size_t frames() const { return cycle.size(); }

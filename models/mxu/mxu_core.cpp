@@ -9,20 +9,22 @@ namespace {
 
 class FastMxu : public MxuCore {
  public:
-  FastMxu(ArrayShape shape, Convention convention) : shape_(shape), convention_(convention) {}
+  FastMxu(ArrayShape shape, Convention convention, DataflowKind dataflow)
+      : shape_(shape), convention_(convention), dataflow_(dataflow_of(dataflow)) {}
   uint64_t execute(const MatmulOp& op, uint64_t) override {
-    return matmul_cycles(shape_, convention_, {op.m, op.k, op.n});
+    return dataflow_.cycles(shape_, convention_, {op.m, op.k, op.n});
   }
 
  private:
   ArrayShape shape_;
   Convention convention_;
+  const Dataflow& dataflow_;
 };
 
 class ExactMxu : public MxuCore {
  public:
-  ExactMxu(ArrayShape shape, Convention convention, GridObserver* observer)
-      : grid_(shape, convention), observer_(observer) {}
+  ExactMxu(ArrayShape shape, Convention convention, DataflowKind dataflow, GridObserver* observer)
+      : grid_(shape, convention, dataflow), observer_(observer) {}
   uint64_t execute(const MatmulOp& op, uint64_t seed) override {
     // A depends on the layer's seed only, so MXUs sharing a layer by column ranges see one A;
     // each column share gets its own slice of B.
@@ -44,13 +46,13 @@ class ExactMxu : public MxuCore {
 
 }  // namespace
 
-std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention) {
-  return std::make_unique<FastMxu>(shape, convention);
+std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention, DataflowKind dataflow) {
+  return std::make_unique<FastMxu>(shape, convention, dataflow);
 }
 
-std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention,
-                                        GridObserver* observer) {
-  return std::make_unique<ExactMxu>(shape, convention, observer);
+std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention, GridObserver* observer,
+                                        DataflowKind dataflow) {
+  return std::make_unique<ExactMxu>(shape, convention, dataflow, observer);
 }
 
 Matrix<int8_t> int8_operand(int64_t rows, int64_t cols, uint64_t seed) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "models/isa/program.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
 
@@ -18,10 +19,12 @@ class MxuCore {
   virtual uint64_t execute(const MatmulOp& op, uint64_t layer_seed) = 0;
 };
 
-std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention);
+std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention,
+                                       DataflowKind dataflow = DataflowKind::ws);
 // `observer` (may be null) sees every cycle of the grid; it must outlive the core.
 std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention,
-                                        GridObserver* observer = nullptr);
+                                        GridObserver* observer = nullptr,
+                                        DataflowKind dataflow = DataflowKind::ws);
 
 // The operands the exact model computes on for (op, seed): int8 uniform in [-128, 127];
 // float types uniform in [-2, 2) rounded to the operand format. Exposed for tests and views.

@@ -10,9 +10,10 @@ MxuEngine::MxuEngine(const sc_core::sc_module_name& name, int index, Instruction
       core_(std::move(core)),
       seed_(seed) {}
 
-void MxuEngine::attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape) {
+void MxuEngine::attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape, DataflowKind dataflow) {
   scratchpads_ = std::move(scratchpads);
   shape_ = shape;
+  dataflow_ = &dataflow_of(dataflow);
 }
 
 void MxuEngine::execute(const Instruction& instruction) {
@@ -25,15 +26,13 @@ void MxuEngine::execute(const Instruction& instruction) {
   macs_issued_ += macs;
   macs_by_dtype_[static_cast<size_t>(op.dtype)] += macs;
   if (!scratchpads_.empty()) {
-    // Weights are read once into the array; activations once per column fold (each fold
-    // streams all M rows of its K slice); partial sums are read and written back once per
-    // row fold (accumulation happens in the accumulators, in 32 bits).
-    const Folds f = fold_count(shape_, {op.m, op.k, op.n});
+    // How often each operand passes between the scratchpads and the array depends on the
+    // dataflow (models/mxu/dataflow/*.cpp); partial sums are 32 bits in the accumulators.
+    const OperandTraffic e = dataflow_->traffic(shape_, {op.m, op.k, op.n});
     // Each operand at the width it is stored in (mixed precision: docs/precision.md).
-    const uint64_t m = op.m, k = op.k, n = op.n;
-    const std::array<uint64_t, 3> read = {dtype_storage_bytes(op.a(), m * k) * f.col_folds,
-                                          dtype_storage_bytes(op.b(), k * n), m * n * 4 * (f.row_folds - 1)};
-    const std::array<uint64_t, 3> written = {0, 0, m * n * 4 * f.row_folds};
+    const std::array<uint64_t, 3> read = {dtype_storage_bytes(op.a(), e.a_read), dtype_storage_bytes(op.b(), e.b_read),
+                                          e.acc_read * 4};
+    const std::array<uint64_t, 3> written = {0, 0, e.acc_written * 4};
     for (size_t i = 0; i < 3; ++i) {
       scratchpads_[i]->count_read(read[i]);
       scratchpads_[i]->count_write(written[i]);

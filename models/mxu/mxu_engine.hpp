@@ -25,7 +25,7 @@ class MxuEngine : public Engine {
 
   // With a real memory system: count the operand bytes each matmul moves through the
   // scratchpads (indexed by ScratchpadId), for traffic and energy reports.
-  void attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape);
+  void attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape, DataflowKind dataflow);
 
  protected:
   void execute(const Instruction& instruction) override;
@@ -38,6 +38,7 @@ class MxuEngine : public Engine {
   std::array<uint64_t, 3> sram_read_{}, sram_written_{};
   std::vector<Scratchpad*> scratchpads_;
   ArrayShape shape_;
+  const Dataflow* dataflow_ = nullptr;
 };
 
 }  // namespace systolic

@@ -1,18 +1,22 @@
 #pragma once
 // Closed-form MXU timing: the `fast` model, and the reference the `exact` model must match
-// cycle for cycle. docs/mxu.md derives every formula; tests/unit/test_mxu_timing.cpp pins
-// them with hand-worked 4x4 examples.
+// cycle for cycle. Each dataflow (models/mxu/dataflow.hpp) computes its cycles from the
+// pieces here; docs/mxu.md derives every formula; tests/unit/test_mxu_timing.cpp pins them
+// with hand-worked 4x4 examples.
 #include <cstdint>
 #include <string_view>
 
 namespace systolic {
 
 enum class Convention { tpu, scalesim };
+
+// Which operand the array holds (models/mxu/dataflow.hpp): weights, outputs or inputs.
+enum class DataflowKind { ws, os, is };
 std::string_view convention_name(Convention c);
 
 struct ArrayShape {
-  int64_t rows = 0;  // R: K maps onto rows
-  int64_t cols = 0;  // C: N maps onto columns
+  int64_t rows = 0;  // R
+  int64_t cols = 0;  // C
 };
 
 // The part of a GEMM [M,K]x[K,N] that one MXU computes.
@@ -23,18 +27,21 @@ struct MatmulShape {
 };
 
 struct Folds {
-  int64_t row_folds = 0;  // ceil(K / R): partial sums accumulate across these
-  int64_t col_folds = 0;  // ceil(N / C)
+  int64_t row_folds = 0;  // ceil(rows dimension / R) (ws, is: K; partial sums accumulate)
+  int64_t col_folds = 0;  // ceil(cols dimension / C) (ws, os: N; is: M)
   int64_t total() const { return row_folds * col_folds; }
 };
 
-Folds fold_count(ArrayShape a, MatmulShape s);
+// Overflow-checked arithmetic for cycle counts: throws std::overflow_error.
+uint64_t checked_mul(uint64_t a, uint64_t b);
+uint64_t checked_add(uint64_t a, uint64_t b);
+int64_t ceil_div(int64_t a, int64_t b);
 
-// Cycles from the instruction's issue until the last partial sum has left the array.
-//   scalesim: F * (2R + C + M - 2)                       (no overlap; SCALE-Sim prints this - 1)
-//   tpu:      R + (F - 1) * max(M, R) + (M + R + C - 2)  (next fold's weights load under the
+// A dataflow that holds one operand in the array (ws: B, is: A) and streams S vectors per
+// fold through it; F folds:
+//   scalesim: F * (2R + C + S - 2)                       (no overlap; SCALE-Sim prints this - 1)
+//   tpu:      R + (F - 1) * max(S, R) + (S + R + C - 2)  (next fold's operand loads under the
 //                                                          current fold's stream)
-// Throws std::overflow_error when the count does not fit in 64 bits.
-uint64_t matmul_cycles(ArrayShape a, Convention c, MatmulShape s);
+uint64_t held_operand_cycles(ArrayShape a, Convention c, uint64_t folds, uint64_t streamed);
 
 }  // namespace systolic

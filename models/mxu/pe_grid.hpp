@@ -1,8 +1,11 @@
 #pragma once
-// The `exact` MXU model: an R x C weight-stationary PE grid stepped every cycle over plain
-// arrays (no SystemC signal or process per PE), computing real values.
+// The `exact` MXU model: an R x C PE grid stepped every cycle over plain arrays (no SystemC
+// signal or process per PE), computing real values, in one of the dataflows of
+// models/mxu/dataflow.hpp. Input-stationary is this weight-stationary grid with A and B
+// swapped (models/mxu/dataflow/is.cpp); output-stationary is specified in os.cpp.
 //
-// Dataflow and timing (docs/mxu.md has the pictures; the closed form is mxu_timing.hpp):
+// Weight-stationary dataflow and timing (docs/mxu.md has the pictures; the closed form is
+// held_operand_cycles in mxu_timing.hpp):
 //  * Fold order: for each column fold (N in chunks of C), for each row fold (K in chunks of R).
 //  * Weight load of fold f starts at cycle L_f and feeds the top of column c at cycles
 //    L_f + c + j (j = 0..R-1, column-skewed); weights shift down one row per cycle into the
@@ -40,6 +43,9 @@ struct Matrix {
 };
 
 // What one PE holds at the end of a cycle, for waveforms and the browser view.
+// Field names follow weight-stationary; under os `weight` is the B value passing down,
+// `activation` the A value passing right and `psum` the PE's own accumulator; under is
+// `weight` is the held A value and `activation` the streamed B value.
 struct PeState {
   double weight = 0;      // active (stationary) weight used this cycle
   double shadow = 0;      // weight being shifted in for the next fold
@@ -47,7 +53,7 @@ struct PeState {
   double psum = 0;        // partial sum leaving this PE downwards
   bool active = false;    // a real (m, fold) pair was processed this cycle
   int fold = -1;          // fold whose data is in this PE, -1 when empty
-  int64_t row = -1;       // m: the row of A whose activation is in this PE, -1 when empty
+  int64_t row = -1;       // the streamed index (ws: m, os: k, is: n) in this PE, -1 when empty
 };
 
 // Optional per-cycle callback; only small arrays should use it (it costs R*C per cycle).
@@ -60,7 +66,7 @@ class GridObserver {
 
 class PeGrid {
  public:
-  PeGrid(ArrayShape shape, Convention convention);
+  PeGrid(ArrayShape shape, Convention convention, DataflowKind dataflow = DataflowKind::ws);
 
   // C (M x N) = A (M x K) * B (K x N), stepped cycle by cycle; returns the cycle count.
   uint64_t run(const Matrix<int8_t>& a, const Matrix<int8_t>& b, Matrix<int32_t>& c,
@@ -73,6 +79,7 @@ class PeGrid {
  private:
   ArrayShape shape_;
   Convention convention_;
+  DataflowKind dataflow_;
 };
 
 }  // namespace systolic

@@ -7,6 +7,7 @@
 
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/collective.hpp"
 #include "sim/compile/detail.hpp"
@@ -52,7 +53,7 @@ static void check_cycle_range(const ChipConfig& config, const Workload& workload
   for (const Gemm& g : workload.gemms) {
     uint64_t cycles = 0;
     try {
-      cycles = matmul_cycles(config.mxu.shape(), config.mxu.convention, {g.m, g.k, g.n});
+      cycles = dataflow_of(config.mxu.dataflow).cycles(config.mxu.shape(), config.mxu.convention, {g.m, g.k, g.n});
     } catch (const std::overflow_error&) {
       throw InputError(fmt::format("{}: layer '{}': its cycle count overflows 64 bits", g.source, g.name));
     }

@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "models/common/error.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/compile/collective.hpp"
 #include "sim/compile/detail.hpp"
 
@@ -347,27 +348,35 @@ struct Slots {
   std::array<int, 2> full{}, free{};
 };
 
+// `op` cut to [lo, hi) of dimension d (clamped to its extent).
+MatmulOp slice(MatmulOp op, GemmDim d, int64_t lo, int64_t hi) {
+  switch (d) {
+    case GemmDim::m: op.m = std::min(hi, op.m) - lo, op.m_offset += lo; break;
+    case GemmDim::k: op.k = std::min(hi, op.k) - lo; break;
+    case GemmDim::n: op.n = std::min(hi, op.n) - lo, op.n_offset += lo; break;
+  }
+  return op;
+}
+
 // The shares of one matmul [m, k] x [k, n] (output columns from n0) over the MXUs: its column
-// folds split among them; a matmul one column fold wide would leave all MXUs but one idle, so
-// its rows (K) are split instead, the partial sums adding up in the accumulators.
-// (m0, instance: the rows of the layer instance it computes, for views of the grid.)
+// folds split among them (the dimension the dataflow lays along the array's columns: N for ws
+// and os, M for is). A matmul one column fold wide would leave all MXUs but one idle, so its
+// row folds are split instead (ws, is: K, the partial sums adding up in the accumulators;
+// os: M). (m0, instance: the rows of the layer instance it computes, for views of the grid.)
 std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int64_t n, int64_t n0, DType dt,
                                  int64_t m0, int64_t instance) {
   const ArrayShape array = c.mxu.shape();
-  const Folds f = fold_count(array, {m, k, n});
+  const Dataflow& dataflow = dataflow_of(c.mxu.dataflow);
+  const Folds f = dataflow.folds(array, {m, k, n});
+  const bool by_rows = f.col_folds == 1 && f.row_folds > 1 && c.mxu.count > 1;
+  const GemmDim dim = by_rows ? dataflow.mapping().rows : dataflow.mapping().cols;
+  const int64_t folds = by_rows ? f.row_folds : f.col_folds, side = by_rows ? array.rows : array.cols;
+  const int64_t parts = std::min<int64_t>(c.mxu.count, folds);
+  const MatmulOp whole{m, k, n, n0, dt, m0, instance};
   std::vector<MatmulOp> ops;
-  if (f.col_folds == 1 && f.row_folds > 1 && c.mxu.count > 1) {
-    const int64_t parts = std::min<int64_t>(c.mxu.count, f.row_folds);
-    for (int64_t i = 0; i < parts; ++i) {
-      const auto [f0, f1] = fold_share(f.row_folds, parts, i);
-      ops.push_back({m, std::min(f1 * array.rows, k) - f0 * array.rows, n, n0, dt, m0, instance});
-    }
-  } else {
-    const int64_t busy = std::min<int64_t>(c.mxu.count, f.col_folds);
-    for (int64_t i = 0; i < busy; ++i) {
-      const auto [f0, f1] = fold_share(f.col_folds, busy, i);
-      ops.push_back({m, k, std::min(f1 * array.cols, n) - f0 * array.cols, n0 + f0 * array.cols, dt, m0, instance});
-    }
+  for (int64_t i = 0; i < parts; ++i) {
+    const auto [f0, f1] = fold_share(folds, parts, i);
+    ops.push_back(slice(whole, dim, f0 * side, f1 * side));
   }
   return ops;
 }

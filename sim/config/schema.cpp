@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "models/common/error.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/config/schema_energy.hpp"
 #include "sim/config/schema_ici.hpp"
 #include "sim/config/schema_memory.hpp"
@@ -20,6 +21,13 @@ std::vector<std::pair<std::string, DType>> mxu_dtype_choices() {
   for (size_t t = 0; t < kMxuDTypes; ++t) out.emplace_back(dtype_name(static_cast<DType>(t)), static_cast<DType>(t));
   return out;
 }
+
+// The registered dataflows (models/mxu/dataflow/*.cpp).
+std::vector<std::pair<std::string, DataflowKind>> dataflow_choices_for_schema() {
+  std::vector<std::pair<std::string, DataflowKind>> out;
+  for (const Dataflow* d : dataflows()) out.emplace_back(std::string(d->name()), d->kind());
+  return out;
+}
 }  // namespace
 
 
@@ -30,9 +38,9 @@ const std::vector<ConfigKey>& config_schema() {
       number_key("clock_mhz", [](auto& c) -> auto& { return c.clock_mhz; }, 1.0, 100000.0, "MHz",
                  "Core clock; one MXU cycle. Converts cycles to seconds."),
       integer_key("mxu.rows", [](auto& c) -> auto& { return c.mxu.rows; }, 1, 65536, "PEs",
-                  "R: array rows; the reduction dimension K maps onto them."),
+                  "R: array rows; K maps onto them under mxu.dataflow ws and is, M under os."),
       integer_key("mxu.cols", [](auto& c) -> auto& { return c.mxu.cols; }, 1, 65536, "PEs",
-                  "C: array columns; output features N map onto them."),
+                  "C: array columns; N maps onto them under mxu.dataflow ws and os, M under is."),
       integer_key("mxu.count", [](auto& c) -> auto& { return c.mxu.count; }, 1, 1024, "",
                   "MXUs per chip; a GEMM's column folds are split between them."),
       enum_key<MxuModel>("mxu.model", [](auto& c) -> auto& { return c.mxu.model; },
@@ -42,6 +50,10 @@ const std::vector<ConfigKey>& config_schema() {
                            {{"tpu", Convention::tpu}, {"scalesim", Convention::scalesim}},
                            "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
                            "scalesim reproduces SCALE-Sim v2."),
+      enum_key<DataflowKind>("mxu.dataflow", [](auto& c) -> auto& { return c.mxu.dataflow; },
+                             dataflow_choices_for_schema(),
+                             "Which operand stays in the array (docs/mxu.md): ws weights (K x N), "
+                             "os outputs (M x N), is inputs (K x M); the others stream."),
       enum_key<DType>("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; }, mxu_dtype_choices(),
                       "Operand type; int8 accumulates in int32, floats in fp32."),
       integer_key("mxu.seed", [](auto& c) -> auto& { return c.mxu.seed; }, 0,

@@ -11,6 +11,7 @@
 
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/report/energy.hpp"
@@ -133,7 +134,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     const LayerInfo& l = row.info;
     const LayerTimes& t = row.t;
     const uint64_t cycles = row.cycles;
-    const Folds f = fold_count(config.mxu.shape(), {l.m, l.k, l.n});
+    const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {l.m, l.k, l.n});
     useful += l.useful_macs;
     issued += t.macs_issued;
     busy += t.busy;
@@ -284,10 +285,11 @@ std::string memory_timing_line(const nlohmann::ordered_json& config) {
 std::string format_summary(const nlohmann::ordered_json& r) {
   const auto& cfg = r["config"];
   std::string out = fmt::format(
-      "{} | {} x {}x{} MXU ({}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
+      "{} | {} x {}x{} MXU ({}, {}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
       cfg["mxu"]["count"].get<int64_t>(), cfg["mxu"]["rows"].get<int64_t>(),
       cfg["mxu"]["cols"].get<int64_t>(), cfg["mxu"]["model"].get<std::string>(),
-      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dtype"].get<std::string>(),
+      cfg["mxu"]["convention"].get<std::string>(), cfg["mxu"]["dataflow"].get<std::string>(),
+      cfg["mxu"]["dtype"].get<std::string>(),
       cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
   out += memory_timing_line(cfg);
   size_t w = 5;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/isa/program.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/config/config.hpp"
 #include "sim/config/hash.hpp"
 
@@ -17,17 +18,10 @@ namespace systolic {
 
 constexpr int kTraceFormatVersion = 2;
 
-// How operands map onto the MXU. The compiler lowers weight-stationary only; output- and
-// input-stationary will join it with their own lowering.
-enum class Dataflow { weight_stationary };
-const char* dataflow_name(Dataflow d);  // "ws"
-std::optional<Dataflow> parse_dataflow(const std::string& name);
-std::string dataflow_choices();  // "ws"
-
 // What a trace was compiled for (its header): enough to refuse running it on another chip
 // and to explain why, and to say in report.json what the program was built for.
 struct TraceHeader {
-  Dataflow dataflow = Dataflow::weight_stationary;
+  DataflowKind dataflow = DataflowKind::ws;  // mxu.dataflow (models/mxu/dataflow.hpp)
   bool memory_ideal = false;        // the memory mode at compile time (timing may use the other)
   std::vector<ConfigLine> dtypes;   // the operand-type keys (mxu.dtype), also among `config`
   int64_t chips = 1;                // chips of the system (ici.dims)

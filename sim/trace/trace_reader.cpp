@@ -111,9 +111,9 @@ class Parser {
 
   void dataflow_line(const std::vector<Token>& t) {
     const std::string& name = single_value(t);
-    const auto d = parse_dataflow(name);
+    const Dataflow* d = find_dataflow(name);
     if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", name, dataflow_choices()));
-    header_.dataflow = *d;
+    header_.dataflow = d->kind();
   }
 
   void hash_line(const std::vector<Token>& t) { header_.config_hash = parse_unsigned(single_value(t)); }

@@ -11,6 +11,7 @@
 #include "models/common/error.hpp"
 #include "models/common/suggest.hpp"
 #include "models/engine/engine.hpp"
+#include "models/mxu/dataflow.hpp"
 
 namespace systolic {
 namespace {
@@ -140,6 +141,12 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
   for (const auto& s : program.streams)
     if (s.engine == EngineId{EngineKind::mxu, request.mxu}) stream = &s;
   std::map<int, std::vector<uint8_t>> pad_rows;
+  // Pad tokens are rows of A; the recorder finds them by the streamed index, which is m only
+  // under ws (os streams k, is streams n).
+  if (request.pad_tokens && config.mxu.dataflow != DataflowKind::ws)
+    throw InputError(fmt::format("viz: pad tokens are marked under mxu.dataflow ws only (got {}): drop --pad-tokens "
+                                 "or --set mxu.dataflow=ws",
+                                 dataflow_of(config.mxu.dataflow).name()));
   if (request.pad_tokens) {
     bool any = false;
     for (const auto& layer : program.layers)
@@ -173,6 +180,7 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
   view.engine = engine;
   view.shape = shape;
   view.convention = config.mxu.convention;
+  view.dataflow = config.mxu.dataflow;
   view.clock_mhz = config.clock_mhz;
   view.mxus = config.mxu.count;
   view.selection = selection;
@@ -196,7 +204,7 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
       if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program.layers.size())
         gi.layer_name = program.layers[static_cast<size_t>(rec.layer)].name;
       gi.op = std::get<MatmulOp>(stream->instructions.at(static_cast<size_t>(tag)).op);
-      gi.folds = fold_count(shape, {gi.op.m, gi.op.k, gi.op.n});
+      gi.folds = dataflow_of(config.mxu.dataflow).folds(shape, {gi.op.m, gi.op.k, gi.op.n});
       gi.start = rec.start;
       gi.end = rec.end;
       gi.instance = gi.op.instance;

@@ -53,6 +53,7 @@ struct GridView {
   std::string engine;  // "mxu0"
   ArrayShape shape{0, 0};
   Convention convention = Convention::tpu;
+  DataflowKind dataflow = DataflowKind::ws;
   double clock_mhz = 0;
   int64_t mxus = 1;
   std::string selection;          // how the window was chosen, for the page's title

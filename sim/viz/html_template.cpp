@@ -177,7 +177,7 @@ select { font: inherit; }
   // ---- static page ------------------------------------------------------------------
   document.title = "Systolic: " + D.chip.name + " " + R + "x" + C + " \u2014 " + D.selection;
   $("title").textContent = "PE grid of " + D.engine + ": " + D.chip.name + " (" + R + "\u00d7" + C +
-      ", " + D.chip.convention + " convention)";
+      ", " + D.chip.convention + " convention, " + D.chip.dataflow + " dataflow)";
   $("subtitle").textContent = "workload " + D.workload + " \u2014 " + D.selection + " \u2014 exact model values, " +
       "recorded during the run by " + D.generator;
   $("window").textContent = "window " + FIRST + "\u2013" + (LAST - 1) + " of a " + D.total_cycles + "-cycle run";
@@ -241,8 +241,12 @@ select { font: inherit; }
     const s = el("span"); const sw = el("span", "sw"); sw.style.background = bg;
     s.appendChild(sw); s.appendChild(document.createTextNode(text)); legend.appendChild(s);
   }
-  legend.appendChild(el("span", "", "w: stationary weight, a: activation passing through, " +
-      "\u03a3: partial sum passed down, next: the other weight bank. Thick lines: fold boundaries."));
+  // The PE fields are named for weight-stationary; what they hold under each dataflow (pe_grid.hpp).
+  const roles = {
+    ws: "w: stationary weight, a: activation passing through, \u03a3: partial sum passed down, next: the other weight bank.",
+    os: "w: B value passing down, a: A value passing right, \u03a3: the PE's own output C[m][n], kept until its last k.",
+    is: "w: stationary input (A), a: B value passing through, \u03a3: partial sum passed down, next: the other input bank."};
+  legend.appendChild(el("span", "", roles[D.chip.dataflow] + " Thick lines: fold boundaries."));
 
   // Instruction strip.
   const strip = $("strip");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 
 namespace systolic {
@@ -70,35 +71,19 @@ json typed(const char* type, const std::vector<Src>& values) {
   return {{"type", type}, {"count", values.size()}, {"data", base64(bytes)}};
 }
 
-}  // namespace
+// Per frame: cycle offset in the window, instruction, useful MACs, MACs on pad tokens. Per
+// PE: flags.
+struct FrameFlags {
+  std::vector<uint32_t> offset, useful, wasted;
+  std::vector<int32_t> instr;
+  std::vector<uint8_t> flags;
+};
 
-json grid_view_data(const GridView& view) {
+FrameFlags frame_flags(const GridView& view) {
   const GridRecording& rec = view.recording;
   const int64_t R = view.shape.rows, C = view.shape.cols;
   const size_t pes = static_cast<size_t>(R * C);
-
-  bool any_int = false, any_float = false;
-  json instructions = json::array();
-  for (const auto& gi : view.instructions) {
-    (gi.op.dtype == DType::int8 ? any_int : any_float) = true;
-    instructions.push_back({{"index", gi.index},
-                            {"layer", gi.layer_name},
-                            {"m", gi.op.m},
-                            {"k", gi.op.k},
-                            {"n", gi.op.n},
-                            {"n_offset", gi.op.n_offset},
-                            {"dtype", std::string(dtype_name(gi.op.dtype))},
-                            {"folds", gi.folds.total()},
-                            {"row_folds", gi.folds.row_folds},
-                            {"col_folds", gi.folds.col_folds},
-                            {"start", gi.start},
-                            {"end", gi.end},
-                            {"instance", gi.instance},
-                            {"pad_rows", row_ranges(gi.pad_rows)}});
-  }
-
-  // Per frame: cycle offset in the window, instruction, useful MACs, MACs on pad tokens. Per
-  // PE: flags.
+  const DataflowMapping mapping = dataflow_of(view.dataflow).mapping();
   std::vector<uint32_t> offset(rec.frames()), useful(rec.frames()), wasted(rec.frames());
   std::vector<int32_t> instr(rec.frames());
   std::vector<uint8_t> flags(rec.fold.size(), 0);
@@ -125,12 +110,14 @@ json grid_view_data(const GridView& view) {
           ++useful[f];
         }
         if (rec.fold[i] >= 0) {
-          // Fold order (pe_grid.hpp): column folds outer, row folds inner.
+          // Fold order (pe_grid.hpp, os.cpp): column folds outer, row folds inner; what lies
+          // along rows and columns is the dataflow's mapping.
           const int64_t fold = rec.fold[i], rf = gi.folds.row_folds;
-          const int64_t kf = std::min(R, gi.op.k - (fold % rf) * R);
-          const int64_t nf = std::min(C, gi.op.n - (fold / rf) * C);
-          if (r >= kf) fl |= kPadRow;
-          if (c >= nf) fl |= kPadCol;
+          const MatmulShape s{gi.op.m, gi.op.k, gi.op.n};
+          const int64_t rows_real = std::min(R, dim_of(s, mapping.rows) - (fold % rf) * R);
+          const int64_t cols_real = std::min(C, dim_of(s, mapping.cols) - (fold / rf) * C);
+          if (r >= rows_real) fl |= kPadRow;
+          if (c >= cols_real) fl |= kPadCol;
         }
         if (continues ? rec.shadow[i] != rec.shadow[i - pes] && rec.weight[i] == rec.weight[i - pes]
                       : starts && rec.shadow[i] != 0.0)
@@ -139,9 +126,30 @@ json grid_view_data(const GridView& view) {
       }
   }
 
-  const bool integer = any_int && !any_float;
+  return {std::move(offset), std::move(useful), std::move(wasted), std::move(instr), std::move(flags)};
+}
+
+json instruction_json(const GridViewInstruction& gi) {
+  return {{"index", gi.index},
+          {"layer", gi.layer_name},
+          {"m", gi.op.m},
+          {"k", gi.op.k},
+          {"n", gi.op.n},
+          {"n_offset", gi.op.n_offset},
+          {"dtype", std::string(dtype_name(gi.op.dtype))},
+          {"folds", gi.folds.total()},
+          {"row_folds", gi.folds.row_folds},
+          {"col_folds", gi.folds.col_folds},
+          {"start", gi.start},
+          {"end", gi.end},
+          {"instance", gi.instance},
+          {"pad_rows", row_ranges(gi.pad_rows)}};
+}
+
+// The PE values, at the narrowest type that holds them exactly.
+json pe_values_json(const GridRecording& rec, bool any_int, bool any_float) {
   json pe;
-  if (integer) {
+  if (any_int && !any_float) {
     pe["weight"] = typed<int8_t>("i8", rec.weight);
     pe["shadow"] = typed<int8_t>("i8", rec.shadow);
     pe["activation"] = typed<int8_t>("i8", rec.activation);
@@ -152,11 +160,30 @@ json grid_view_data(const GridView& view) {
     pe["activation"] = typed<float>("f32", rec.activation);
     pe["psum"] = any_int ? typed<double>("f64", rec.psum) : typed<float>("f32", rec.psum);
   }
+  return pe;
+}
+
+}  // namespace
+
+json grid_view_data(const GridView& view) {
+  const GridRecording& rec = view.recording;
+  const int64_t R = view.shape.rows, C = view.shape.cols;
+
+  bool any_int = false, any_float = false;
+  json instructions = json::array();
+  for (const auto& gi : view.instructions) {
+    (gi.op.dtype == DType::int8 ? any_int : any_float) = true;
+    instructions.push_back(instruction_json(gi));
+  }
+
+  const FrameFlags ff = frame_flags(view);
+  const bool integer = any_int && !any_float;
+  json pe = pe_values_json(rec, any_int, any_float);
   // Fold indices fit 16 bits unless a layer has more than 32767 folds.
   const bool short_folds = std::all_of(rec.fold.begin(), rec.fold.end(),
                                        [](int32_t f) { return f <= INT16_MAX; });
   pe["fold"] = short_folds ? typed<int16_t>("i16", rec.fold) : typed<int32_t>("i32", rec.fold);
-  pe["flags"] = typed<uint8_t>("u8", flags);
+  pe["flags"] = typed<uint8_t>("u8", ff.flags);
 
   json data;
   data["format"] = "systolic-grid-view";
@@ -167,6 +194,7 @@ json grid_view_data(const GridView& view) {
                   {"cols", C},
                   {"mxus", view.mxus},
                   {"convention", view.convention == Convention::tpu ? "tpu" : "scalesim"},
+                  {"dataflow", std::string(dataflow_of(view.dataflow).name())},
                   {"clock_mhz", view.clock_mhz}};
   data["workload"] = view.workload;
   data["engine"] = view.engine;
@@ -176,10 +204,10 @@ json grid_view_data(const GridView& view) {
   data["total_cycles"] = view.total_cycles;
   data["instructions"] = std::move(instructions);
   data["frames"] = {{"count", rec.frames()},
-                    {"offset", typed<uint32_t>("u32", offset)},
-                    {"instruction", typed<int32_t>("i32", instr)},
-                    {"useful", typed<uint32_t>("u32", useful)},
-                    {"pad", typed<uint32_t>("u32", wasted)}};
+                    {"offset", typed<uint32_t>("u32", ff.offset)},
+                    {"instruction", typed<int32_t>("i32", ff.instr)},
+                    {"useful", typed<uint32_t>("u32", ff.useful)},
+                    {"pad", typed<uint32_t>("u32", ff.wasted)}};
   if (view.pad_tokens) {
     const PadTokens& t = *view.pad_tokens;
     data["tokens"] = {{"bucket", {t.bucket.batch, t.bucket.length}},

@@ -89,3 +89,20 @@ def test_overflowing_layer_exit_2(systolic_bin, tmp_path):
 def test_usage_errors_exit_2(systolic_bin):
     assert run_cli("run", check=False).returncode == 2           # -w missing
     assert run_cli("frobnicate", check=False).returncode == 2
+
+
+def test_dataflow_key_runs_each_dataflow_and_rejects_an_unknown_one(tmp_path):
+    workload = REPO / "traces" / "gemms" / "example.yaml"
+    macs = {}
+    for flow in ("ws", "os", "is"):
+        out = tmp_path / flow
+        p = run_cli("run", "-c", TINY, "-w", workload, "--set", f"mxu.dataflow={flow}", "-o", out)
+        assert f", {flow}, " in p.stdout.splitlines()[0]  # the summary line names it
+        report = run_report("-c", TINY, "-w", workload, "--set", f"mxu.dataflow={flow}", outdir=out)
+        assert report["config"]["mxu"]["dataflow"] == flow
+        macs[flow] = report["totals"]["macs_issued"]
+    assert macs["ws"] == macs["os"] == macs["is"]  # the same work, however it is laid out
+    out = tmp_path / "bad"
+    p = run_cli("run", "-c", TINY, "-w", workload, "--set", "mxu.dataflow=xs", "-o", out, check=False)
+    assert p.returncode == 2 and p.stdout == "" and not (out / "report.json").exists()
+    assert "key 'mxu.dataflow': expected one of ws, os, is, got 'xs'" in p.stderr

@@ -94,6 +94,22 @@ def test_a_timing_key_that_differs_exits_2_naming_it(trace, tmp_path, key, value
     assert p.stdout == "" and not (out / "report.json").exists()
 
 
+def test_a_trace_compiled_for_os_is_refused_under_ws_naming_the_key(systolic_bin, tmp_path):
+    path = tmp_path / "os.trace"
+    run_cli("compile", "-c", TINY, "-w", EXAMPLE, *REAL, "--set", "mxu.dataflow=os", "-o", path)
+    assert path.read_text().splitlines()[1] == "dataflow os"
+    lines, _ = header_config(path)
+    out = tmp_path / "out"
+    p = run_cli("run", "-c", TINY, "-t", path, *REAL, "-o", out, "-q", check=False)
+    assert p.returncode == 2
+    assert f"{path}:{lines['mxu.dataflow'][1]}: compiled for mxu.dataflow = os, but the config has ws" in p.stderr
+    assert p.stdout == "" and not (out / "report.json").exists()
+    # Under its own dataflow it runs, and the report says what it was compiled for.
+    report = run_report("-c", TINY, "-t", path, *REAL, "--set", "mxu.dataflow=os", outdir=tmp_path / "ok")
+    assert report["trace"]["compiled_for"]["dataflow"] == "os"
+    assert report["config"]["mxu"]["dataflow"] == "os"
+
+
 def test_energy_only_change_runs_and_report_says_what_it_was_compiled_for(trace, tmp_path):
     base = run_report("-c", TINY, "-t", trace, *REAL, outdir=tmp_path / "a")
     greener = run_report("-c", TINY, "-t", trace, *REAL, "--set", "energy.tech_scale=0.5", outdir=tmp_path / "b")
@@ -123,7 +139,10 @@ def test_hand_edited_headers_give_file_and_line(trace, tmp_path):
     cases = [
         (re.sub(r"config_hash 0x[0-9a-f]+", "config_hash 0x0123456789abcdef", text),
          r":6: config_hash 0x0123456789abcdef does not match the config lines"),
-        (text.replace("dataflow ws", "dataflow os"), r":2: unknown dataflow 'os': expected one of ws"),
+        # Only the header line: the config line mxu.dataflow still says ws.
+        (text.replace("\ndataflow ws\n", "\ndataflow os\n", 1),
+         r":2: dataflow os disagrees with the config line mxu.dataflow = ws: the header was edited"),
+        (text.replace("\ndataflow ws\n", "\ndataflow xs\n", 1), r":2: unknown dataflow 'xs': expected one of ws, os, is"),
         (text.replace("systolic-trace 2", "systolic-trace 1"),
          r":1: trace format version 1 is not supported .*recompile the trace with `systolic compile`"),
     ]

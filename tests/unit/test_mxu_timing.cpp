@@ -12,12 +12,18 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 
 using namespace systolic;
 
 namespace {
 constexpr ArrayShape k4x4{4, 4};
+// This file pins weight-stationary; test_dataflow.cpp covers the others.
+Folds fold_count(ArrayShape a, MatmulShape s) { return dataflow_of(DataflowKind::ws).folds(a, s); }
+uint64_t matmul_cycles(ArrayShape a, Convention c, MatmulShape s) {
+  return dataflow_of(DataflowKind::ws).cycles(a, c, s);
+}
 uint64_t scalesim(ArrayShape a, int64_t m, int64_t k, int64_t n) {
   return matmul_cycles(a, Convention::scalesim, {m, k, n});
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/common/numeric.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
 
@@ -418,7 +419,7 @@ TEST_CASE("PeGrid: randomized GEMMs, exact cycles == closed form", "[mxu][pe_gri
         saw_n_lt_c |= N < s.cols;
         saw_ragged |= K > s.rows && K % s.rows != 0 && N > s.cols && N % s.cols != 0;
         const uint64_t want = reference_cycles(s.rows, s.cols, conv, M, K, N);
-        REQUIRE(matmul_cycles(s, conv, {M, K, N}) == want);  // the fast model agrees too
+        REQUIRE(dataflow_of(DataflowKind::ws).cycles(s, conv, {M, K, N}) == want);  // the fast model agrees too
         uint64_t got;
         size_t bad;
         if (i % 2 == 0) {

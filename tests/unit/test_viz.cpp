@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "models/common/error.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/grid_recorder.hpp"
 #include "models/mxu/mxu_core.hpp"
 #include "models/mxu/pe_grid.hpp"
@@ -417,4 +419,48 @@ TEST_CASE("a packed prefill instance from a request log", "[viz][pad]") {
                     Catch::Contains("gives 2 prefill instances (0 to 1)"));
   CHECK_THROWS_WITH(packed_instance(data + "tiny-requests.csv", data + "tiny-buckets.yaml", 0, "fff", 5),
                     Catch::Contains("--policy 'fff'"));
+}
+
+TEST_CASE("every dataflow has its own page: os and is differ from ws", "[viz][dataflow]") {
+  // M=5, K=6, N=3 on 4x4: ragged in every dimension, whichever two lie along the array.
+  const auto w = testing::gemm_workload({{"ragged", 5, 6, 3, {}, 1, "t:1"}});
+  std::map<std::string, GridRecording> recordings;
+  for (const Dataflow* d : dataflows()) {
+    INFO(d->name());
+    ChipConfig cfg = tiny();
+    cfg.mxu.dataflow = d->kind();
+    const GridView view = capture_grid_view(cfg, "test", compile(cfg, w), {});
+    const auto data = grid_view_data(view);
+    CHECK(data["chip"]["dataflow"] == std::string(d->name()));
+    CHECK(grid_view_html(view).find("\"dataflow\":\"" + std::string(d->name()) + "\"") != std::string::npos);
+    // One frame per cycle of the matmul, as the closed form says; every real MAC seen once,
+    // and never in a PE flagged as padding.
+    CHECK(data["frames"]["count"] == d->cycles({4, 4}, Convention::tpu, {5, 6, 3}));
+    const auto flags = unbase64(data["pe"]["flags"]["data"].get<std::string>());
+    int useful = 0;
+    for (uint8_t f : flags) {
+      useful += f & 1;
+      CHECK(!((f & 1) && (f & 6)));
+    }
+    CHECK(useful == 5 * 6 * 3);
+    recordings[std::string(d->name())] = view.recording;
+  }
+  for (const char* other : {"os", "is"}) {
+    const GridRecording &a = recordings.at("ws"), &b = recordings.at(other);
+    CHECK((a.frames() != b.frames() || a.psum != b.psum || a.weight != b.weight));
+  }
+}
+
+TEST_CASE("pad tokens are marked under ws only, and refused by name otherwise", "[viz][pad][dataflow]") {
+  const std::string model = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/py/data/tiny-lm.yaml";
+  VizRequest q;
+  q.pad_tokens = PadTokens{{2, 4}, {3, 1}, "test"};
+  for (const Dataflow* d : dataflows()) {
+    if (d->kind() == DataflowKind::ws) continue;
+    ChipConfig cfg = tiny();
+    cfg.mxu.dataflow = d->kind();
+    const Program program = compile(cfg, load_workload(model, {"2x4", "prefill"}));
+    CHECK_THROWS_WITH(capture_grid_view(cfg, "test", program, q),
+                      Catch::Contains("pad tokens are marked under mxu.dataflow ws only (got " + std::string(d->name())));
+  }
 }

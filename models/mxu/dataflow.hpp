@@ -1,0 +1,105 @@
+#pragma once
+// How a GEMM [M,K] x [K,N] is laid onto an R x C systolic array: which operand stays in the
+// PEs, which dimensions map onto rows and columns, and which one streams through. One
+// implementation per dataflow lives in models/mxu/dataflow/<name>.cpp and registers itself
+// (DataflowRegistration); everything else reaches them through dataflow_of() / dataflows().
+// docs/mxu.md derives each one's cycles, folds and SRAM reads.
+//
+//   ws  weight-stationary  rows <- K, cols <- N, M streams   (B held, A streamed)
+//   os  output-stationary  rows <- M, cols <- N, K streams   (C held, A and B streamed)
+//   is  input-stationary   rows <- K, cols <- M, N streams   (A held, B streamed)
+// (SCALE-Sim v2's mappings: scalesim/compute/systolic_compute_{ws,os,is}.py, set_params.)
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/mxu/mxu_timing.hpp"
+#include "models/mxu/pe_grid.hpp"
+
+namespace systolic {
+
+enum class GemmDim { m, k, n };
+
+// Which GEMM dimension lies along the array's rows and columns, and which one streams.
+struct DataflowMapping {
+  GemmDim rows;
+  GemmDim cols;
+  GemmDim streamed;
+};
+
+int64_t dim_of(MatmulShape s, GemmDim d);
+
+// Elements each operand moves between the scratchpads and one MXU for one matmul: A and B
+// read, partial sums read back (accumulation across row folds) and written.
+struct OperandTraffic {
+  uint64_t a_read = 0;
+  uint64_t b_read = 0;
+  uint64_t acc_read = 0;
+  uint64_t acc_written = 0;
+};
+
+// What names a dataflow and how it lays a GEMM onto the array.
+struct DataflowInfo {
+  DataflowKind kind;
+  std::string_view name;         // "ws": config value, trace header
+  std::string_view description;  // "weight-stationary: ..."
+  DataflowMapping mapping;
+};
+
+class Dataflow {
+ public:
+  explicit Dataflow(DataflowInfo info) : info_(info) {}
+  virtual ~Dataflow() = default;
+  DataflowKind kind() const { return info_.kind; }
+  std::string_view name() const { return info_.name; }
+  std::string_view description() const { return info_.description; }
+  DataflowMapping mapping() const { return info_.mapping; }
+
+  // Folds: ceil(rows dimension / R) x ceil(cols dimension / C).
+  Folds folds(ArrayShape a, MatmulShape s) const;
+  // The `fast` model: cycles from issue until the last output has left the array. Throws
+  // std::overflow_error when the count does not fit in 64 bits.
+  virtual uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const = 0;
+  virtual OperandTraffic traffic(ArrayShape a, MatmulShape s) const = 0;
+
+  // The `exact` model: C (M x N) = A (M x K) * B (K x N) stepped cycle by cycle on the PE
+  // grid; returns the cycle count, which equals cycles().
+  virtual uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
+                            Matrix<int32_t>& C, GridObserver* observer) const = 0;
+  virtual uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
+                            Matrix<float>& C, GridObserver* observer) const = 0;
+
+ private:
+  DataflowInfo info_;
+};
+
+// Implements both run_grid overloads with Impl::step_grid, a template over the operand type.
+template <class Impl>
+class GridDataflow : public Dataflow {
+ public:
+  using Dataflow::Dataflow;
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
+                    Matrix<int32_t>& C, GridObserver* observer) const final {
+    return Impl::step_grid(a, c, A, B, C, observer);
+  }
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
+                    Matrix<float>& C, GridObserver* observer) const final {
+    return Impl::step_grid(a, c, A, B, C, observer);
+  }
+};
+
+// Every registered dataflow, in DataflowKind order (independent of static-initialiser order).
+const std::vector<const Dataflow*>& dataflows();
+const Dataflow& dataflow_of(DataflowKind kind);
+const Dataflow* find_dataflow(std::string_view name);  // nullptr when unknown
+std::string dataflow_choices();                         // "ws, os, is"
+
+// A file-scope `const DataflowRegistration r{std::make_unique<X>()};` registers X. Nothing
+// references these objects, so the core library is linked whole-archive (CMakeLists.txt).
+struct DataflowRegistration {
+  explicit DataflowRegistration(std::unique_ptr<Dataflow> dataflow);
+};
+
+}  // namespace systolic
