@@ -107,7 +107,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     const LayerInfo& l = program.layers[i];
     const LayerTimes& t = times[i];
     const uint64_t span = t.last_end > t.first_start ? t.last_end - span_start(times, i) : 0;
-    const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, l.kind, l.m, l.k, l.n, dtype_name(l.dtype));
+    const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, layer_kind_name(l.kind), l.m, l.k, l.n, dtype_name(l.dtype));
     const auto [it, added] = row_of.emplace(key, rows.size());
     if (added) {
       rows.push_back({l, t, span});
@@ -137,7 +137,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     issued += t.macs_issued;
     busy += t.busy;
     layers.push_back({{"name", l.name},
-                      {"kind", l.kind},
+                      {"kind", layer_kind_name(l.kind)},
                       {"m", l.m},
                       {"k", l.k},
                       {"n", l.n},

@@ -63,7 +63,7 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   // times summed; bytes are one occurrence's, on the chip that sends the most.
   const Program& p0 = programs.front();
   std::vector<bool> is_collective;
-  for (const auto& l : p0.layers) is_collective.push_back(l.kind == "collective");
+  for (const auto& l : p0.layers) is_collective.push_back(l.kind == LayerKind::collective);
   std::vector<std::vector<Interval>> spans;  // per chip, per program layer
   std::vector<std::vector<Interval>> busy;
   for (const auto& chip : result.chips) {

@@ -79,7 +79,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.fp8_scale = lowered.precision.fp8_scale;
           gemm.repeat = op.repeat;
           gemm.source = lowered.source;
-          if (op.kind == OpKind::attention) gemm.kind = "attention";
+          if (op.kind == OpKind::attention) gemm.kind = LayerKind::attention;
           gemm.b_from_previous = g->b_reused;
           gemm.useful_rows = g->useful_rows;
           gemm.b_group = g->b_group;
