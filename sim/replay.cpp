@@ -195,8 +195,20 @@ packing::Packer packer_of(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+// The replay times every bucket shape on one chip; a multi-chip config would report one chip's
+// time as the system's. Refused until pack learns --tp.
+void require_single_chip(const ChipConfig& config) {
+  if (config.ici.topology == IciTopologyKind::none) return;
+  throw InputError(fmt::format("{}: ici.topology = {} makes a {}-chip system; pack replays on one chip and has no "
+                               "--tp yet: expected a single-chip config (ici.topology: none)",
+                               config.source, topology_name(config.ici.topology), config.ici.chips()));
+}
+}  // namespace
+
 nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& r,
                                    std::vector<std::string>* warnings, nlohmann::ordered_json* timeline) {
+  require_single_chip(config);
   // Everything is read and checked before anything is simulated.
   const packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
   std::vector<packing::BucketSet> sets;
