@@ -6,11 +6,10 @@
 #include <unordered_map>
 
 #include "sim/capacity.hpp"
-#include "sim/compile.hpp"
 #include "sim/error.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/report.hpp"
-#include "sim/simulate.hpp"
+#include "sim/run/pipeline.hpp"
 #include "sim/suggest.hpp"
 #include "sim/workload.hpp"
 
@@ -25,19 +24,19 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-// The model lowered at one static shape.
-Workload shape_workload(const std::string& model, packing::Phase phase, packing::Shape shape) {
+// The model at one static shape.
+WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape) {
   WorkloadOptions opts;
   opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
   opts.phase = packing::to_string(phase);
-  return load_workload(model, opts);
+  return opts;
 }
 
 // Every prefill and decode shape of the set holds the model (weights, its KV cache,
 // activations) in the chip's HBM; else InputError naming the bucket (sim/capacity.hpp).
 void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, const packing::BucketSet& set) {
   const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
-    Workload w = shape_workload(model, phase, b.shape);
+    Workload w = load_workload(model, shape_options(phase, b.shape));
     w.tp = 0;  // pack replays on one chip: no --tp to suggest
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(config, w, 0,
@@ -53,14 +52,13 @@ void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, c
 const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
   const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const Workload w = shape_workload(model_, phase, shape);
-  const Program p = compile(config_, w);
-  const auto report = make_report(config_, w, p, simulate(config_, p));
+  RunRequest request{config_, {model_, "", shape_options(phase, shape)}, {}, "pack"};
+  const auto report = run(request).report;
   ShapeCost c;
   c.seconds = report["totals"]["seconds"].get<double>();
   c.energy_pj = report["energy_pj"]["total"].get<double>();
   c.utilization = report["totals"]["utilization"].get<double>();
-  const auto& kinds = report["op_kinds"];
+  const auto& kinds = report["chips"][0]["op_kinds"];  // pack runs on one chip (require_single_chip)
   const double attention = kinds.contains("attention") ? kinds["attention"]["macs"].get<double>() : 0.0;
   c.attention_share = ratio(attention, report["totals"]["macs_issued"].get<double>());
   return cache_.emplace(key, c).first->second;

@@ -156,6 +156,9 @@ std::vector<Workload> load_model_workloads(const std::string& path, const Worklo
   if (options.routing != "uniform" && options.routing != "skewed")
     fail(path, 0, "--routing '" + options.routing + "': expected uniform or skewed");
   shard_options.routing = options.routing == "skewed" ? Routing::skewed : Routing::uniform;
+  // The CLI's --skew range, checked here too for the Python module's skew=.
+  if (!(options.skew >= 0 && options.skew <= 10))
+    fail(path, 0, fmt::format("--skew {}: expected a Zipf exponent in [0, 10]", options.skew));
   shard_options.skew = options.skew;
   shard_options.seed = options.routing_seed;
   std::vector<Workload> out;

@@ -1,7 +1,8 @@
 // The native half of the `systolic` Python package (docs/python.md). The pure-Python half,
 // sim/python/systolic/*.py, wraps these in friendlier classes (pandas frames, sweeps).
 //
-// Every run builds the chip in a fresh SystemC context (sim/simulate.hpp), so one process can
+// Every run builds the chip in a fresh SystemC context (sim/simulate.hpp) and goes through the
+// pipeline `systolic run` uses (sim/run/pipeline.hpp), so one process can
 // run any number of times. SystemC keeps its current context in globals, so runs in one
 // process are serialised by a mutex; the GIL is released meanwhile, and other Python threads
 // keep running. Parallel runs need processes (the sweep's pool, a Dask cluster).
@@ -9,7 +10,6 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <mutex>
 #include <string>
@@ -23,7 +23,7 @@
 #include "sim/program.hpp"
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
-#include "sim/simulate.hpp"
+#include "sim/run/pipeline.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload.hpp"
 
@@ -252,52 +252,38 @@ PYBIND11_MODULE(_systolic, m) {
 
   m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
                   const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
-                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing,
-                  const std::optional<std::string>& weight_dtype, const std::optional<std::string>& activation_dtype,
-                  const std::optional<std::string>& kv_dtype) {
+                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing, double skew,
+                  uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
+                  const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
+                  const std::optional<std::string>& timeline, const std::optional<std::string>& vcd) {
     if (workload.has_value() == trace.has_value())
       throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
+    RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
+    request.source.shape = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
+    request.source.shape.tp = tp;
+    request.source.shape.ep = ep;
+    request.source.shape.routing = routing;
+    request.source.shape.skew = skew;
+    request.source.shape.routing_seed = routing_seed;
+    request.record.timeline = timeline.has_value();
+    request.record.vcd = vcd.value_or("");
     ResultHandle r;
-    {
-      py::gil_scoped_release release;
-      // SystemC's current context is process-wide: one run at a time per process.
-      std::lock_guard<std::mutex> lock(sim_mutex());
-      if (config.config.ici.topology != IciTopologyKind::none) {  // a multi-chip system
-        if (trace) throw InputError("run: compiled traces describe one chip; give a workload for a multi-chip config");
-        WorkloadOptions options = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
-        options.tp = tp;
-        options.ep = ep;
-        options.routing = routing;
-        const auto workloads = load_system_workloads(*workload, options, static_cast<int>(config.config.ici.chips()));
-        const auto programs = compile_system(config.config, workloads);
-        r.report = make_system_report(config.config, workloads, programs, simulate_system(config.config, programs));
-        return r;
-      }
-      Workload wl;
-      Program program;
-      std::optional<TraceHeader> header;
-      if (trace) {  // as `systolic run -t`
-        Trace t = read_trace(*trace, config.config);
-        program = std::move(t.program);
-        header = std::move(t.header);
-        wl.name = std::filesystem::path(*trace).stem().string();
-        wl.path = *trace;
-      } else {
-        wl = load_workload(*workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype));
-        program = compile(config.config, wl);
-      }
-      const SimResult result = simulate(config.config, program);
-      r.report = make_report(config.config, wl, program, result);
-      if (header) r.report["trace"] = trace_report(*header, config.config);
-    }
+    py::gil_scoped_release release;
+    // SystemC's current context is process-wide: one run at a time per process.
+    std::lock_guard<std::mutex> lock(sim_mutex());
+    RunResult result = run(request);
+    if (timeline) write_file_atomically(*timeline, result.timeline.dump() + "\n");
+    r.report = std::move(result.report);
     return r;
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
      py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
-     py::arg("routing") = "uniform", py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
-     py::arg("kv_dtype") = py::none(),
+     py::arg("routing") = "uniform", py::arg("skew") = 1.0, py::arg("routing_seed") = 1,
+     py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(), py::arg("kv_dtype") = py::none(),
+     py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
      "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
-     "(ici.topology; a transformer sharded with tp= / ep=); the GIL is released meanwhile. "
-     "Raises InputError on bad input, with the message the CLI prints.");
+     "(ici.topology; a transformer sharded with tp= / ep=, MoE routing with routing= / skew= / "
+     "routing_seed=), as `systolic run` does with the same options; timeline= and vcd= write those "
+     "files. The GIL is released meanwhile. Raises InputError on bad input, with the message the CLI prints.");
 
   m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,
                    const std::vector<std::string>& buckets, const std::string& packer, double window_ms,

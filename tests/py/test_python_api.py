@@ -155,7 +155,7 @@ def test_gil_is_released_while_simulating(tmp_path):
 def test_frames_and_pending_parameters():
     res = systolic.run(V4I, GPT2)
     layers = res.layers
-    assert list(layers["name"]) == [l["name"] for l in res.to_dict()["layers"]]
+    assert list(layers["name"]) == [l["name"] for l in res.to_dict()["chips"][0]["layers"]]
     assert layers["cycles"].max() <= res.cycles
     assert {"mxu0", "mxu1", "mxu2", "mxu3"} <= set(res.engines["name"])
     assert res.totals["macs"] == int(layers["macs"].sum())
