@@ -9,7 +9,7 @@
       of A, B and C moved once), under the chip's compute roof and, when a bandwidth is known,
       its memory roof.
   plot_sweep.py energy REPORT_JSON | OUTDIR
-      Energy breakdown bars from totals.energy_pj per component (one bar for a report, one
+      Energy breakdown bars from energy_pj per component (one bar for a report, one
       stacked bar per point for a sweep). Reports without energy_pj: skipped with a message.
 
   `plot_sweep.py OUTDIR` alone means `heatmap OUTDIR`. Figures go to -o DIR (default: the
@@ -179,7 +179,7 @@ def roofline(args):
     peak = 2.0 * mxu["rows"] * mxu["cols"] * mxu["count"] * clock_hz  # FLOP/s
     bw_key, bw = (None, args.bandwidth) if args.bandwidth else _find_bandwidth(cfg)
     xs, ys, names = [], [], []
-    for layer in report["layers"]:
+    for layer in report["chips"][0]["layers"]:
         if not layer.get("cycles"):
             continue
         b = DTYPE_BYTES.get(layer["dtype"], 2)
@@ -243,18 +243,18 @@ def _components(e):
 
 
 def _energy_of(source, flat):
-    """{component: pJ} from a report (totals.energy_pj) or from a sweep point's flat metrics
-    ('totals.energy_pj.by_component.mxu': ...); None when there is none."""
+    """{component: pJ} from a report (energy_pj: the run's, every chip's added up) or from a
+    sweep point's flat metrics ('energy_pj.by_component.mxu': ...); None when there is none."""
     if not flat:
-        return _components(source.get("totals", {}).get("energy_pj"))
+        return _components(source.get("energy_pj"))
     nested = {}
     for key, value in source.items():
-        if key == "totals.energy_pj":
+        if key == "energy_pj":
             nested = value
             break
-        if key.startswith("totals.energy_pj."):
+        if key.startswith("energy_pj."):
             node = nested
-            parts = key[len("totals.energy_pj."):].split(".")
+            parts = key[len("energy_pj."):].split(".")
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
             node[parts[-1]] = value
@@ -279,8 +279,8 @@ def energy(args):
             bars.append((f"{report['config']['name']} x {report['workload']['name']}", e))
         outdir = args.output or os.path.dirname(os.path.abspath(target))
     if not bars:
-        print(f"plot_sweep: energy: skipped: {target} carries no totals.energy_pj per component "
-              f"(it arrives with the energy model)")
+        print(f"plot_sweep: energy: skipped: {target} carries no energy_pj per component "
+              f"(a sweep keeps it with metrics: [energy_pj.*])")
         return []
     plt = _plt()
     components = []

@@ -56,7 +56,7 @@ def peak_macs_per_s(report):
 
 
 def peak_bytes_per_s(report):
-    return report["memory"]["hbm"]["peak_gbps"] * 1e9
+    return report["chips"][0]["memory"]["hbm"]["peak_gbps"] * 1e9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def layer_roofline_seconds(layers, peak_macs, peak_bytes):
 
 def mxu_bound_ops(report):
     """2 x MACs over the busiest MXU's busy cycles: the rate if it had never waited for memory."""
-    busy = max(e["busy_cycles"] for e in report["engines"] if e["name"].startswith("mxu"))
+    busy = max(e["busy_cycles"] for e in report["chips"][0]["engines"] if e["name"].startswith("mxu"))
     return 2 * report["totals"]["macs"] / (busy / (report["config"]["clock_mhz"] * 1e6))
 
 
@@ -231,15 +231,15 @@ def gemm_case(preset, case, m, k, n, margin):
 def llama_case(preset, model, phase, bucket, margin):
     report = run(CONFIGS / preset.file, ROOT / "traces" / "models" / model, preset.sets,
                  ("--phase", phase, "--bucket", bucket))
-    fp = report["memory"]["hbm"]["footprint"]
+    fp = report["chips"][0]["memory"]["hbm"]["footprint"]
     must_move = fp["weights"] + fp["kv_cache"]  # every parameter and cached key/value read once
     row = row_of(preset, f"{Path(model).stem} {phase} {bucket}", report, must_move, margin)
-    row.fits = report["memory"]["hbm"]["fits"]
+    row.fits = report["chips"][0]["memory"]["hbm"]["fits"]
     return row
 
 
 def row_of(preset, case, report, must_move, margin):
-    hbm = report["memory"]["hbm"]
+    hbm = report["chips"][0]["memory"]["hbm"]
     compute_floor = report["totals"]["macs"] / peak_macs_per_s(report)
     return RooflineRow(Path(preset.file).stem, case, report["totals"]["seconds"], compute_floor, compute_floor,
                        must_move / peak_bytes_per_s(report),
@@ -307,7 +307,7 @@ def serving_rows():
         chip = report["chips"][0]
         hbm = chip["memory"]["hbm"]
         weights_per_chip = hbm["footprint"]["weights"]
-        bound = f.batch / (weights_per_chip / peak_bytes_per_s(chip))
+        bound = f.batch / (weights_per_chip / peak_bytes_per_s(report))
         step = report["totals"]["seconds"]
         rows.append(ServingRow(f.label, f.tokens_per_s, bound, f.batch / step, step,
                                hbm["footprint"]["kv_cache"], all(c["memory"]["hbm"]["fits"] for c in report["chips"])))

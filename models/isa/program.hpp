@@ -110,6 +110,18 @@ struct Stream {
   std::vector<Instruction> instructions;
 };
 
+// What a layer-table entry computes. Traces and reports spell it through one name table
+// (layer_kind_name / parse_layer_kind).
+enum class LayerKind {
+  matmul,      // activations x weights
+  attention,   // activations x activations or KV cache
+  vector,      // VPU work: m = rows, n = cols, k = 1
+  collective,  // ICI communication: m = bytes per chip, k = n = 1, no MACs
+};
+const char* layer_kind_name(LayerKind kind);  // "matmul"
+std::optional<LayerKind> parse_layer_kind(const std::string& name);
+std::string layer_kind_choices();  // "matmul, attention, vector or collective"
+
 struct LayerInfo {
   std::string name;
   int64_t m = 0, k = 0, n = 0;
@@ -117,9 +129,7 @@ struct LayerInfo {
   int64_t repeat = 1;
   uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
   std::string source;        // "file:line" of the workload entry
-  std::string kind = "matmul";  // matmul | attention | vector | collective
-                                // (vector: m = rows, n = cols, k = 1; collective: m = bytes per
-                                // chip, k = n = 1, no MACs)
+  LayerKind kind = LayerKind::matmul;
 };
 
 struct Program {

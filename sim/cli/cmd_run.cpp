@@ -1,4 +1,5 @@
-// systolic run: simulate a workload on a chip, print the summary, write OUTDIR/report.json.
+// systolic run: simulate a workload on a chip or a system (sim/run/pipeline.hpp), print the
+// summary, write OUTDIR/report.json.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,7 +11,8 @@
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
 #include "sim/report/timeline.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/run/pipeline.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/viz/vcd_tracer.hpp"
 
 namespace systolic::cli {
@@ -52,29 +54,6 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
   cmd->add_option("--kv-dtype", shape.kv_dtype, "Transformer KV cache's type, e.g. fp8_e4m3");
 }
 
-namespace {
-// A multi-chip config: one workload per chip (sharded with --tp/--ep), one simulation.
-int run_system(const ChipConfig& config, const RunOptions& opts) {
-  if (!opts.source.trace.empty())
-    throw InputError(fmt::format("run: {} is a {}-chip system (ici.topology = {}); compiled traces describe "
-                                 "one chip: give a workload (-w)",
-                                 config.source, config.ici.chips(), topology_name(config.ici.topology)));
-  if (opts.source.workload.empty()) throw InputError("run: give a workload (-w)");
-  if (!opts.vcd.empty())
-    throw InputError("run: --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
-  const auto workloads = load_system_workloads(opts.source.workload, opts.source.shape,
-                                               static_cast<int>(config.ici.chips()));
-  const auto programs = compile_system(config, workloads);
-  const SystemResult result = simulate_system(config, programs, {nullptr, nullptr, !opts.timeline.empty()});
-  const auto report = make_system_report(config, workloads, programs, result);
-  write_file_atomically((std::filesystem::path(opts.outdir) / "report.json").string(), report.dump(2) + "\n");
-  if (!opts.timeline.empty())
-    write_file_atomically(opts.timeline, make_system_timeline(config, programs, result).dump() + "\n");
-  if (!opts.quiet) fmt::print("{}", format_system_summary(report));
-  return 0;
-}
-}  // namespace
-
 Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
@@ -90,24 +69,17 @@ Command add_run_command(CLI::App& app) {
                   "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
   add_sharding_options(cmd, opts->source.shape);
   return {cmd, [opts]() {
-    const ChipConfig config = load_config(opts->config, opts->overrides);
-    if (config.ici.topology != IciTopologyKind::none) return run_system(config, *opts);
-    const auto [workload, program, trace] = load_program(config, opts->source, "run");
-    const bool channels = !opts->timeline.empty();  // the timeline's HBM channel counters
-    const SimResult result = opts->vcd.empty() ? simulate(config, program, {nullptr, nullptr, channels})
-                                               : simulate_with_vcd(config, program, opts->vcd, channels);
-    auto report = make_report(config, workload, program, result);
-    if (trace) {
-      report["trace"] = trace_report(*trace, config);
-      if (trace->memory_ideal != config.memory.ideal)
-        fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
-                   opts->source.trace, trace->memory_ideal, config.memory.ideal);
-    }
+    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
+    request.record.timeline = !opts->timeline.empty();
+    request.record.vcd = opts->vcd;
+    const RunResult run = systolic::run(request);
+    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
+      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
+                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
-                          report.dump(2) + "\n");
-    if (!opts->timeline.empty())
-      write_file_atomically(opts->timeline, make_timeline(config, program, result).dump() + "\n");
-    if (!opts->quiet) fmt::print("{}", format_summary(report));
+                          run.report.dump(2) + "\n");
+    if (!opts->timeline.empty()) write_file_atomically(opts->timeline, run.timeline.dump() + "\n");
+    if (!opts->quiet) fmt::print("{}", format_summary(run.report));
     return 0;
   }};
 }

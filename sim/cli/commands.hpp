@@ -10,6 +10,7 @@
 
 #include "models/isa/program.hpp"
 #include "sim/config/config.hpp"
+#include "sim/run/pipeline.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -32,23 +33,9 @@ Command add_pack_command(CLI::App& app);
 Command add_compile_command(CLI::App& app);
 Command add_viz_command(CLI::App& app);
 
-// Where a program comes from: a workload (-w; --bucket/--phase for transformer models)
-// compiled for the chip, or a compiled trace (-t). Shared by run and viz.
-struct ProgramSource {
-  std::string workload;
-  std::string trace;
-  WorkloadOptions shape;
-};
+// -w/-t, --bucket, --phase: where a program comes from (ProgramSource, sim/run/pipeline.hpp).
+// Shared by run and viz.
 void add_program_source_options(CLI::App* cmd, ProgramSource& source);
-
-struct LoadedProgram {
-  Workload workload;  // for a trace: only its name (file stem) and path
-  Program program;
-  std::optional<TraceHeader> trace;  // what a trace was compiled for
-};
-// Throws InputError "<command>: give a workload (-w) or a compiled trace (-t)" unless exactly
-// one is given, and whatever the reader or the compiler rejects.
-LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
 
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);

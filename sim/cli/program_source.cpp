@@ -1,10 +1,6 @@
-// Where `run` and `viz` get their program: a workload compiled for the chip, or a trace.
-#include <filesystem>
-
-#include "models/common/error.hpp"
+// Where `run` and `viz` get their program: a workload compiled for the chip, or a trace
+// (loaded by load_program, sim/run/pipeline.hpp).
 #include "sim/cli/commands.hpp"
-#include "sim/compile/compile.hpp"
-#include "sim/trace/trace.hpp"
 
 namespace systolic::cli {
 
@@ -17,23 +13,6 @@ void add_program_source_options(CLI::App* cmd, ProgramSource& source) {
   cmd->add_option("--bucket", source.shape.bucket,
                   "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
   cmd->add_option("--phase", source.shape.phase, "prefill (default) or decode, for transformer models");
-}
-
-LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command) {
-  if (source.workload.empty() == source.trace.empty())
-    throw InputError(command + ": give a workload (-w) or a compiled trace (-t)");
-  LoadedProgram out;
-  if (!source.trace.empty()) {
-    Trace trace = read_trace(source.trace, config);
-    out.program = std::move(trace.program);
-    out.trace = std::move(trace.header);
-    out.workload.name = std::filesystem::path(source.trace).stem().string();
-    out.workload.path = source.trace;
-  } else {
-    out.workload = load_workload(source.workload, source.shape);
-    out.program = compile(config, out.workload);
-  }
-  return out;
 }
 
 }  // namespace systolic::cli

@@ -22,7 +22,7 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 // one weight type for all of them).
 int weight_bits(const ChipConfig& config, const Workload& workload) {
   for (const Gemm& g : workload.gemms)
-    if (g.kind == "matmul") return dtype_bits(g.b_type(config.mxu.dtype));
+    if (g.kind == LayerKind::matmul) return dtype_bits(g.b_type(config.mxu.dtype));
   return 0;
 }
 

@@ -176,7 +176,7 @@ Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Pro
                                  c.source, c.name));
   const Topology topo(ici.dims);
   const int layer = static_cast<int>(t.program.layers.size());
-  t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, c.repeat, 0, c.source, "collective"});
+  t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, c.repeat, 0, c.source, LayerKind::collective});
   if (!c.send_bytes.empty() && c.send_bytes.size() != static_cast<size_t>(topo.chips()))
     throw InputError(fmt::format("{}: collective '{}': {} send sizes for {} chips", c.source, c.name,
                                  c.send_bytes.size(), topo.chips()));

@@ -41,7 +41,7 @@ LayerInfo layer_info(const ChipConfig& config, const Gemm& g) {
 }
 
 LayerInfo vector_layer_info(const VectorWork& v) {
-  return {v.name, v.op.rows, 1, v.op.cols, v.op.dtype, v.repeat, 0, v.source, "vector"};
+  return {v.name, v.op.rows, 1, v.op.cols, v.op.dtype, v.repeat, 0, v.source, LayerKind::vector};
 }
 
 }  // namespace compile_detail

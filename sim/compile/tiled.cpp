@@ -152,7 +152,7 @@ struct AttentionTiling {
 const VectorWork* attention_softmax(const ChipConfig& c, const Workload& w, size_t i) {
   if (i + 1 >= w.gemms.size()) return nullptr;
   const Gemm &s = w.gemms[i], &o = w.gemms[i + 1];
-  if (s.kind != "attention" || o.kind != "attention" || o.m != s.m || o.k != s.n || o.repeat != s.repeat)
+  if (s.kind != LayerKind::attention || o.kind != LayerKind::attention || o.m != s.m || o.k != s.n || o.repeat != s.repeat)
     return nullptr;
   // One operand pair for both GEMMs, and K and V read as they are (no dequantise step).
   const MxuOperands so = operands_of(c, s), oo = operands_of(c, o);
@@ -289,7 +289,7 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
     e.b = next;
     const uint64_t held = e.b_stride * static_cast<uint64_t>(ceil_div(g.repeat, e.b_group));  // distinct Bs
     next += held;
-    (g.kind == "attention" ? l.footprint.kv_cache : l.footprint.weights) += held;
+    (g.kind == LayerKind::attention ? l.footprint.kv_cache : l.footprint.weights) += held;
   }
   uint64_t exchanged = 0;  // the largest collective's input and receive area
   for (const CollectiveWork& cw : w.collectives) exchanged = std::max(exchanged, align(collective_hbm_bytes(cw)));

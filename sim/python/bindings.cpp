@@ -1,7 +1,8 @@
 // The native half of the `systolic` Python package (docs/python.md). The pure-Python half,
 // sim/python/systolic/*.py, wraps these in friendlier classes (pandas frames, sweeps).
 //
-// Every run builds the chip in a fresh SystemC context (sim/run/simulate.hpp), so one process can
+// Every run builds the chip in a fresh SystemC context (sim/simulate/simulate.hpp) and goes through the
+// pipeline `systolic run` uses (sim/run/pipeline.hpp), so one process can
 // run any number of times. SystemC keeps its current context in globals, so runs in one
 // process are serialised by a mutex; the GIL is released meanwhile, and other Python threads
 // keep running. Parallel runs need processes (the sweep's pool, a Dask cluster).
@@ -9,7 +10,6 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <mutex>
 #include <string>
@@ -22,8 +22,9 @@
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/run/pipeline.hpp"
 #include "sim/serving/replay.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -149,24 +150,8 @@ json program_to_json(const Program& p) {
           {"streams", std::move(streams)}};
 }
 
-}  // namespace
-}  // namespace systolic::python
-
-PYBIND11_MODULE(_systolic, m) {
-  using namespace systolic;
-  using namespace systolic::python;
-  // SystemC prints a banner on stdout when its first context is made; the CLI disables it too.
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
-
-  m.doc() = "Native core of the systolic simulator (use the `systolic` package).";
-  m.attr("__version__") = SYSTOLIC_VERSION;
-  m.attr("REPORT_SCHEMA_VERSION") = kReportSchemaVersion;
-
-  // The message is the one the CLI prints after "systolic: error: ".
-  auto input_error = py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
-  input_error.attr("__module__") = "systolic";
-  input_error.doc() = "Bad input (config, workload, override): the message the CLI prints.";
-
+// Config: a resolved chip config, picklable (its path and overrides).
+void bind_config(py::module_& m) {
   py::class_<ConfigHandle>(m, "Config", "A resolved, validated chip configuration.")
       .def_property_readonly("path", [](const ConfigHandle& c) { return c.path; },
                              "The YAML file it was loaded from.")
@@ -195,6 +180,10 @@ PYBIND11_MODULE(_systolic, m) {
                         return c;
                       }));
 
+}
+
+// Result: a report, as dict, JSON, summary or file.
+void bind_result(py::module_& m) {
   py::class_<ResultHandle>(m, "Result", "The report of one run.")
       .def("to_dict", [](const ResultHandle& r) { return to_python(r.report); },
            "report.json as json.load gives it (schema: docs/report.md).")
@@ -217,6 +206,10 @@ PYBIND11_MODULE(_systolic, m) {
       .def(py::pickle([](const ResultHandle& r) { return r.report.dump(); },
                       [](const std::string& s) { return ResultHandle{json::parse(s)}; }));
 
+}
+
+// Program: a compiled program and its trace.
+void bind_program(py::module_& m) {
   py::class_<ProgramHandle>(m, "Program", "A compiled program: per-engine instruction streams.")
       .def("to_dict", [](const ProgramHandle& p) { return to_python(program_to_json(p.program)); },
            "Layers, and instructions per engine stream (the whole program: to_trace()).")
@@ -232,6 +225,51 @@ PYBIND11_MODULE(_systolic, m) {
         return n;
       });
 
+}
+
+// Runs the request with the GIL released; writes the timeline to `timeline_path` if given.
+ResultHandle run_released(const RunRequest& request, const std::optional<std::string>& timeline_path) {
+  py::gil_scoped_release release;
+  // SystemC's current context is process-wide: one run at a time per process.
+  std::lock_guard<std::mutex> lock(sim_mutex());
+  RunResult result = run(request);
+  if (timeline_path) write_file_atomically(*timeline_path, result.timeline.dump() + "\n");
+  return ResultHandle{std::move(result.report)};
+}
+
+// run(): `systolic run` with every one of its options.
+void bind_run(py::module_& m) {
+  m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
+                  const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
+                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing, double skew,
+                  uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
+                  const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
+                  const std::optional<std::string>& timeline, const std::optional<std::string>& vcd) {
+    if (workload.has_value() == trace.has_value())
+      throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
+    RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
+    request.source.shape = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
+    request.source.shape.tp = tp;
+    request.source.shape.ep = ep;
+    request.source.shape.routing = routing;
+    request.source.shape.skew = skew;
+    request.source.shape.routing_seed = routing_seed;
+    request.record.timeline = timeline.has_value();
+    request.record.vcd = vcd.value_or("");
+    return run_released(request, timeline);
+  }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
+     py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
+     py::arg("routing") = "uniform", py::arg("skew") = 1.0, py::arg("routing_seed") = 1,
+     py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(), py::arg("kv_dtype") = py::none(),
+     py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
+     "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
+     "(ici.topology; a transformer sharded with tp= / ep=, MoE routing with routing= / skew= / "
+     "routing_seed=), as `systolic run` does with the same options; timeline= and vcd= write those "
+     "files. The GIL is released meanwhile. Raises InputError on bad input, with the message the CLI prints.");
+}
+
+// load_config, compile, pack, result_from_json: what the CLI commands do besides run.
+void bind_commands(py::module_& m) {
   m.def("load_config", &load, py::arg("path"), py::arg("overrides") = py::none(),
         "Reads a chip config YAML and applies overrides ({'mxu.rows': 64}, "
         "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
@@ -249,55 +287,6 @@ PYBIND11_MODULE(_systolic, m) {
      py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(), py::arg("kv_dtype") = py::none(),
      "Lowers a workload to a program for this chip, as `systolic compile` does (weight_dtype= etc. as "
      "--weight-dtype etc.).");
-
-  m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
-                  const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
-                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing,
-                  const std::optional<std::string>& weight_dtype, const std::optional<std::string>& activation_dtype,
-                  const std::optional<std::string>& kv_dtype) {
-    if (workload.has_value() == trace.has_value())
-      throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
-    ResultHandle r;
-    {
-      py::gil_scoped_release release;
-      // SystemC's current context is process-wide: one run at a time per process.
-      std::lock_guard<std::mutex> lock(sim_mutex());
-      if (config.config.ici.topology != IciTopologyKind::none) {  // a multi-chip system
-        if (trace) throw InputError("run: compiled traces describe one chip; give a workload for a multi-chip config");
-        WorkloadOptions options = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
-        options.tp = tp;
-        options.ep = ep;
-        options.routing = routing;
-        const auto workloads = load_system_workloads(*workload, options, static_cast<int>(config.config.ici.chips()));
-        const auto programs = compile_system(config.config, workloads);
-        r.report = make_system_report(config.config, workloads, programs, simulate_system(config.config, programs));
-        return r;
-      }
-      Workload wl;
-      Program program;
-      std::optional<TraceHeader> header;
-      if (trace) {  // as `systolic run -t`
-        Trace t = read_trace(*trace, config.config);
-        program = std::move(t.program);
-        header = std::move(t.header);
-        wl.name = std::filesystem::path(*trace).stem().string();
-        wl.path = *trace;
-      } else {
-        wl = load_workload(*workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype));
-        program = compile(config.config, wl);
-      }
-      const SimResult result = simulate(config.config, program);
-      r.report = make_report(config.config, wl, program, result);
-      if (header) r.report["trace"] = trace_report(*header, config.config);
-    }
-    return r;
-  }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
-     py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
-     py::arg("routing") = "uniform", py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
-     py::arg("kv_dtype") = py::none(),
-     "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
-     "(ici.topology; a transformer sharded with tp= / ep=); the GIL is released meanwhile. "
-     "Raises InputError on bad input, with the message the CLI prints.");
 
   m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,
                    const std::vector<std::string>& buckets, const std::string& packer, double window_ms,
@@ -317,4 +306,29 @@ PYBIND11_MODULE(_systolic, m) {
 
   m.def("result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
         py::arg("text"), "A Result from report.json text (e.g. a saved report).");
+}
+
+}  // namespace
+}  // namespace systolic::python
+
+PYBIND11_MODULE(_systolic, m) {
+  using namespace systolic;
+  using namespace systolic::python;
+  // SystemC prints a banner on stdout when its first context is made; the CLI disables it too.
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+
+  m.doc() = "Native core of the systolic simulator (use the `systolic` package).";
+  m.attr("__version__") = SYSTOLIC_VERSION;
+  m.attr("REPORT_SCHEMA_VERSION") = kReportSchemaVersion;
+
+  // The message is the one the CLI prints after "systolic: error: ".
+  auto input_error = py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  input_error.attr("__module__") = "systolic";
+  input_error.doc() = "Bad input (config, workload, override): the message the CLI prints.";
+
+  bind_config(m);
+  bind_result(m);
+  bind_program(m);
+  bind_run(m);
+  bind_commands(m);
 }

@@ -14,9 +14,15 @@
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/detail.hpp"
+#include "sim/report/detail.hpp"
 #include "sim/report/energy.hpp"
 
 namespace systolic {
+
+using json = nlohmann::ordered_json;
+using report_detail::MemoryCounts;
+using report_detail::RunSums;
+
 namespace {
 
 double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
@@ -49,14 +55,9 @@ uint64_t span_start(const std::vector<LayerTimes>& times, size_t i) {
   return std::max(t.first_start, std::min(times[i - 1].last_end, t.first_compute));
 }
 
-}  // namespace
 
-nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& workload,
-                                   const Program& program, const SimResult& result) {
-  using json = nlohmann::ordered_json;
-  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
-  const double all_pes = pes * static_cast<double>(config.mxu.count);
-
+// Per layer, from the records of every engine.
+std::vector<LayerTimes> layer_times(const Program& program, const SimResult& result) {
   std::vector<LayerTimes> times(program.layers.size());
   for (const auto& e : result.engines) {
     const Stream* stream = nullptr;
@@ -82,34 +83,26 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
       }
     }
   }
+  return times;
+}
 
-  const double peak_bytes_per_cycle = config.hbm.peak_bytes_per_second() / (config.clock_mhz * 1e6);
-  const auto memory_fields = [&](json& j, uint64_t read, uint64_t written, uint64_t cycles,
-                                 uint64_t mxu_busiest, uint64_t dma_busiest) {
-    const double bytes_per_cycle = ratio(static_cast<double>(read + written), cycles);
-    j["hbm_bytes_read"] = read;
-    j["hbm_bytes_written"] = written;
-    j["hbm_gbps"] = bytes_per_cycle * config.clock_mhz * 1e6 / 1e9;
-    j["hbm_peak_share"] = ratio(bytes_per_cycle, peak_bytes_per_cycle);
-    j["dma_busy_cycles"] = dma_busiest;
-    // Whichever unit was busy longer set the pace: the busiest DMA engine or the busiest MXU.
-    j["bound"] = dma_busiest > mxu_busiest ? "memory" : "compute";
-  };
+// One row per op: the entries of one op in every layer (a transformer runs layer by layer,
+// sim/workload/transformer/model_reader.cpp) merge into the row of their name and shape, their spans summed.
+struct Row {
+  LayerInfo info;
+  LayerTimes t;
+  uint64_t cycles = 0;
+};
 
-  // One row per op: the entries of one op in every layer (a transformer runs layer by layer,
-  // sim/workload/transformer/model_reader.cpp) merge into the row of their name and shape, their spans summed.
-  struct Row {
-    LayerInfo info;
-    LayerTimes t;
-    uint64_t cycles = 0;
-  };
+std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes>& times) {
   std::vector<Row> rows;
   std::map<std::string, size_t> row_of;
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
     const LayerTimes& t = times[i];
     const uint64_t span = t.last_end > t.first_start ? t.last_end - span_start(times, i) : 0;
-    const std::string key = fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, l.kind, l.m, l.k, l.n, dtype_name(l.dtype));
+    const std::string key =
+        fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, layer_kind_name(l.kind), l.m, l.k, l.n, dtype_name(l.dtype));
     const auto [it, added] = row_of.emplace(key, rows.size());
     if (added) {
       rows.push_back({l, t, span});
@@ -127,41 +120,40 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
     r.t.hbm_written += t.hbm_written;
     for (const auto& [engine, b] : t.engine_busy) r.t.engine_busy[engine] += b;
   }
+  return rows;
+}
 
-  json layers = json::array();
-  uint64_t useful = 0, issued = 0, busy = 0;
-  for (const Row& row : rows) {
-    const LayerInfo& l = row.info;
-    const LayerTimes& t = row.t;
-    const uint64_t cycles = row.cycles;
-    const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {l.m, l.k, l.n});
-    useful += l.useful_macs;
-    issued += t.macs_issued;
-    busy += t.busy;
-    layers.push_back({{"name", l.name},
-                      {"kind", l.kind},
-                      {"m", l.m},
-                      {"k", l.k},
-                      {"n", l.n},
-                      {"dtype", dtype_name(l.dtype)},
-                      {"repeat", l.repeat},
-                      {"row_folds", f.row_folds},
-                      {"col_folds", f.col_folds},
-                      {"folds", f.total()},
-                      {"cycles", cycles},
-                      {"macs", l.useful_macs},
-                      {"macs_issued", t.macs_issued},
-                      {"mxu_busy_cycles", t.busy},
-                      {"mxu_stalled_cycles", t.stalled},
-                      {"vpu_busy_cycles", t.vpu_busy},
-                      {"utilization", ratio(l.useful_macs, all_pes * cycles)},
-                      {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}});
-    memory_fields(layers.back(), t.hbm_read, t.hbm_written, cycles, t.busiest(EngineKind::mxu),
-                  t.busiest(EngineKind::dma));
-  }
+json layer_json(const ChipConfig& config, const Row& row) {
+  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
+  const LayerInfo& l = row.info;
+  const LayerTimes& t = row.t;
+  const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {l.m, l.k, l.n});
+  json j = {{"name", l.name},
+            {"kind", layer_kind_name(l.kind)},
+            {"m", l.m},
+            {"k", l.k},
+            {"n", l.n},
+            {"dtype", dtype_name(l.dtype)},
+            {"repeat", l.repeat},
+            {"row_folds", f.row_folds},
+            {"col_folds", f.col_folds},
+            {"folds", f.total()},
+            {"cycles", row.cycles},
+            {"macs", l.useful_macs},
+            {"macs_issued", t.macs_issued},
+            {"mxu_busy_cycles", t.busy},
+            {"mxu_stalled_cycles", t.stalled},
+            {"vpu_busy_cycles", t.vpu_busy},
+            {"utilization", ratio(l.useful_macs, pes * static_cast<double>(config.mxu.count) * row.cycles)},
+            {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}};
+  report_detail::add_memory_fields(j, config, 1, {t.hbm_read, t.hbm_written, row.cycles, t.busiest(EngineKind::mxu),
+                                   t.busiest(EngineKind::dma)});
+  return j;
+}
 
+// Appends each engine's row to `engines` and its counts to `sums`.
+json engines_json(const SimResult& result, RunSums& sums) {
   json engines = json::array();
-  uint64_t mxu_busiest = 0, dma_busiest = 0, hbm_read = 0, hbm_written = 0;
   for (const auto& e : result.engines) {
     engines.push_back({{"name", e.name},
                        {"instructions", e.records.size()},
@@ -170,13 +162,18 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
                        {"idle_cycles", e.idle_cycles}});
     if (e.id.kind == EngineKind::dma) {
       engines.back()["bytes"] = e.dma.bytes;
-      dma_busiest = std::max(dma_busiest, e.busy_cycles);
-      hbm_read += e.dma.hbm_bytes_read;
-      hbm_written += e.dma.hbm_bytes_written;
+      sums.busiest_dma = std::max(sums.busiest_dma, e.busy_cycles);
+      sums.hbm_read += e.dma.hbm_bytes_read;
+      sums.hbm_written += e.dma.hbm_bytes_written;
     } else {
-      mxu_busiest = std::max(mxu_busiest, e.busy_cycles);
+      sums.busiest_compute = std::max(sums.busiest_compute, e.busy_cycles);
     }
   }
+  return engines;
+}
+
+json memory_json(const ChipConfig& config, const Workload& workload, const Program& program,
+                 const SimResult& result) {
   json memory = json::object();
   memory["hbm"] = {{"bytes_read", result.hbm.bytes_read},
                    {"bytes_written", result.hbm.bytes_written},
@@ -208,15 +205,11 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   for (const auto& p : result.scratchpads)
     pads[p.name] = {{"bytes_read", p.bytes_read}, {"bytes_written", p.bytes_written}};
   memory["scratchpads"] = std::move(pads);
+  return memory;
+}
 
-  const uint64_t total = result.total_cycles;
-  json report;
-  report["schema_version"] = kReportSchemaVersion;
-  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
-  report["config"] = config_to_json(config);
-  report["memory_timing"] = memory_timing(config);
-  report["workload"] = {{"name", workload.name}, {"path", workload.path}};
-  // Per op kind (matmul, attention, vector) from the layers, and the DMA engines' share.
+// Per op kind (matmul, attention, vector, collective) from the layers, and the DMA engines' share.
+json op_kinds_json(const json& layers, const SimResult& result) {
   json kinds = json::object();
   for (const auto& l : layers) {
     json& k = kinds[l["kind"].get<std::string>()];
@@ -229,23 +222,15 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   for (const auto& e : result.engines)
     if (e.id.kind == EngineKind::dma) dma_busy_total += e.busy_cycles, dma_bytes_total += e.dma.bytes;
   kinds["dma"] = {{"dma_busy_cycles", dma_busy_total}, {"bytes", dma_bytes_total}};
-  report["layers"] = std::move(layers);
-  report["op_kinds"] = std::move(kinds);
-  report["engines"] = std::move(engines);
-  report["memory"] = std::move(memory);
-  report["totals"] = {{"cycles", total},
-                      {"seconds", static_cast<double>(total) / (config.clock_mhz * 1e6)},
-                      {"macs", useful},
-                      {"macs_issued", issued},
-                      {"utilization", ratio(useful, all_pes * total)},
-                      {"mapping_efficiency", ratio(issued, pes * busy)}};
-  memory_fields(report["totals"], hbm_read, hbm_written, total, mxu_busiest, dma_busiest);
+  return kinds;
+}
 
-  // Energy from what the blocks counted: the MXUs' MACs and operand traffic, the DMA engines'
-  // bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
+// Energy from what the blocks counted: the MXUs' MACs and operand traffic, the DMA engines'
+// bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
+json chip_energy(const ChipConfig& config, const SimResult& result, double seconds, uint64_t macs_issued) {
   EnergyCounts counts;
   counts.mxus = config.mxu.count;
-  counts.seconds = report["totals"]["seconds"].get<double>();
+  counts.seconds = seconds;
   for (const auto& e : result.engines) {
     for (size_t t = 0; t < counts.macs.size(); ++t) counts.macs[t] += e.macs_by_dtype[t];
     for (size_t p = 0; p < 3; ++p) {
@@ -268,10 +253,75 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& wor
   counts.hbm_read = result.hbm.bytes_read;
   counts.hbm_written = result.hbm.bytes_written;
   counts.ici_bytes = result.ici_link_bytes_out;
-  counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * total - issued;
-  report["energy_pj"] = energy_report(config.energy, counts);
-  return report;
+  const double all_pes = static_cast<double>(config.mxu.rows * config.mxu.cols) * static_cast<double>(config.mxu.count);
+  counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * result.total_cycles - macs_issued;
+  return energy_report(config.energy, counts);
 }
+
+}  // namespace
+
+namespace report_detail {
+
+void RunSums::add(const RunSums& o) {
+  macs += o.macs;
+  macs_issued += o.macs_issued;
+  mxu_busy += o.mxu_busy;
+  hbm_read += o.hbm_read;
+  hbm_written += o.hbm_written;
+  busiest_compute = std::max(busiest_compute, o.busiest_compute);
+  busiest_dma = std::max(busiest_dma, o.busiest_dma);
+}
+
+void add_memory_fields(json& j, const ChipConfig& config, size_t chips, const MemoryCounts& c) {
+  const double peak_bytes_per_cycle =
+      config.hbm.peak_bytes_per_second() / (config.clock_mhz * 1e6) * static_cast<double>(chips);
+  const double bytes_per_cycle = ratio(static_cast<double>(c.read + c.written), c.cycles);
+  j["hbm_bytes_read"] = c.read;
+  j["hbm_bytes_written"] = c.written;
+  j["hbm_gbps"] = bytes_per_cycle * config.clock_mhz * 1e6 / 1e9;
+  j["hbm_peak_share"] = ratio(bytes_per_cycle, peak_bytes_per_cycle);
+  j["dma_busy_cycles"] = c.busiest_dma;
+  // Whichever unit was busy longer set the pace: the busiest DMA engine or the busiest MXU.
+  j["bound"] = c.busiest_dma > c.busiest_compute ? "memory" : "compute";
+}
+
+json totals_json(const ChipConfig& config, size_t chips, uint64_t cycles, const RunSums& s) {
+  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
+  const double all_pes = pes * static_cast<double>(config.mxu.count) * static_cast<double>(chips);
+  json t = {{"cycles", cycles},
+            {"seconds", static_cast<double>(cycles) / (config.clock_mhz * 1e6)},
+            {"macs", s.macs},
+            {"macs_issued", s.macs_issued},
+            {"utilization", ratio(s.macs, all_pes * cycles)},
+            {"mapping_efficiency", ratio(s.macs_issued, pes * s.mxu_busy)}};
+  add_memory_fields(t, config, chips, {s.hbm_read, s.hbm_written, cycles, s.busiest_compute, s.busiest_dma});
+  return t;
+}
+
+ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, const Program& program,
+                            const SimResult& result) {
+  ChipReport out;
+  json layers = json::array();
+  for (const Row& row : merge_rows(program, layer_times(program, result))) {
+    out.sums.macs += row.info.useful_macs;
+    out.sums.macs_issued += row.t.macs_issued;
+    out.sums.mxu_busy += row.t.busy;
+    layers.push_back(layer_json(config, row));
+  }
+  json engines = engines_json(result, out.sums);
+  json kinds = op_kinds_json(layers, result);
+  json& r = out.json;
+  r["totals"] = totals_json(config, 1, result.total_cycles, out.sums);
+  r["layers"] = std::move(layers);
+  r["op_kinds"] = std::move(kinds);
+  r["engines"] = std::move(engines);
+  r["memory"] = memory_json(config, workload, program, result);
+  r["energy_pj"] =
+      chip_energy(config, result, r["totals"]["seconds"].get<double>(), out.sums.macs_issued);
+  return out;
+}
+
+}  // namespace report_detail
 
 const char* memory_timing(const ChipConfig& config) { return config.memory.ideal ? "ideal" : "real"; }
 
@@ -282,7 +332,9 @@ std::string memory_timing_line(const nlohmann::ordered_json& config) {
              : "memory: real (HBM, DMA engines and scratchpads timed)\n";
 }
 
-std::string format_summary(const nlohmann::ordered_json& r) {
+namespace report_detail {
+
+std::string format_chip_summary(const nlohmann::ordered_json& r) {
   const auto& cfg = r["config"];
   std::string out = fmt::format(
       "{} | {} x {}x{} MXU ({}, {}, {}, {}) @ {} MHz | workload {}\n", cfg["name"].get<std::string>(),
@@ -293,7 +345,8 @@ std::string format_summary(const nlohmann::ordered_json& r) {
       cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
   out += memory_timing_line(cfg);
   size_t w = 5;
-  for (const auto& l : r["layers"]) w = std::max(w, l["name"].get<std::string>().size());
+  const auto& layers = r["chips"][0]["layers"];
+  for (const auto& l : layers) w = std::max(w, l["name"].get<std::string>().size());
   w = std::min<size_t>(w, 32);
   // With a real memory system two more columns: achieved HBM bandwidth and what bound it.
   const bool memory = !cfg["memory"]["ideal"].get<bool>();
@@ -309,7 +362,7 @@ std::string format_summary(const nlohmann::ordered_json& r) {
   out += row("layer", "M", "K", "N", "folds", "cycles", "util", "mapeff", "HBM GB/s", "bound");
   const auto pct = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
   const auto gbps = [](const nlohmann::ordered_json& j) { return fmt::format("{:.1f}", j["hbm_gbps"].get<double>()); };
-  for (const auto& l : r["layers"]) {
+  for (const auto& l : layers) {
     std::string name = l["name"].get<std::string>();
     if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
     if (name.size() > w) name = name.substr(0, w - 1) + "~";
@@ -325,6 +378,8 @@ std::string format_summary(const nlohmann::ordered_json& r) {
   out += fmt::format("{} MACs in {:.6g} s\n", t["macs"].get<uint64_t>(), t["seconds"].get<double>());
   return out;
 }
+
+}  // namespace report_detail
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;

@@ -8,23 +8,24 @@
 
 #include "models/isa/program.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {
 
-constexpr int kReportSchemaVersion = 1;
+// 2: every run is a system; a single chip's layers, engines, memory moved into chips[0], and
+// totals and energy_pj are the same fields for one chip and for many (docs/report.md, "Migrating
+// from version 1").
+constexpr int kReportSchemaVersion = 2;
 
-nlohmann::ordered_json make_report(const ChipConfig& config, const Workload& workload,
-                                   const Program& program, const SimResult& result);
+// report.json of a run of programs[i] on chip i (one chip: a one-chip system): the system, its
+// totals and energy, every collective (time and exposed time on the slowest chip) and ICI link,
+// and each chip's own section (layers, op kinds, engines, memory, energy).
+nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                   const std::vector<Program>& programs, const SystemResult& result);
 
-// A multi-chip run: the system, each chip's report (without the shared config), every ICI
-// link, every collective (time and exposed time on the slowest chip), totals and energy.
-nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                          const std::vector<Program>& programs, const SystemResult& result);
-std::string format_system_summary(const nlohmann::ordered_json& report);
-
-// Per-layer table and totals, for the terminal.
+// For the terminal: one chip's per-layer table and totals, or a system's per-chip and
+// per-collective tables.
 std::string format_summary(const nlohmann::ordered_json& report);
 
 // How memory was timed, for report.json's `memory_timing`: "real", or "ideal" (the what-if

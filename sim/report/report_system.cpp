@@ -1,14 +1,19 @@
-// report.json of a multi-chip run (docs/report.md, "Multi-chip runs"): the system, each
-// chip's own report, every link, every collective with its exposed time.
+// report.json's top level (docs/report.md): the system (one chip: a one-chip system), its
+// totals and energy summed from each chip's section (sim/report/report.cpp), every collective with its
+// exposed time, every link, the chips.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 #include <map>
 
+#include "sim/report/detail.hpp"
 #include "sim/report/report.hpp"
 
 namespace systolic {
+
+using json = nlohmann::ordered_json;
+
 namespace {
 
 using Interval = std::pair<uint64_t, uint64_t>;
@@ -37,85 +42,95 @@ uint64_t overlap(const std::vector<Interval>& busy, Interval span) {
   return o;
 }
 
-}  // namespace
+json system_json(const ChipConfig& config, size_t chips) {
+  return {{"chips", chips},
+          {"topology", topology_name(config.ici.topology)},
+          {"dims", dims_text(config.ici.dims)},
+          {"link_gbps", config.ici.link_gbps},
+          {"link_latency_ns", config.ici.link_latency_ns},
+          {"algorithm", algorithm_name(config.ici.algorithm)}};
+}
 
-nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                          const std::vector<Program>& programs, const SystemResult& result) {
-  using json = nlohmann::ordered_json;
-  json report;
-  report["schema_version"] = kReportSchemaVersion;
-  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
-  report["config"] = config_to_json(config);
-  report["memory_timing"] = memory_timing(config);
-  report["workload"] = {{"name", workloads.front().name}, {"path", workloads.front().path}};
-  const double hz = config.clock_mhz * 1e6;
-  const uint64_t total = result.total_cycles;
-  report["system"] = {{"chips", result.chips.size()},
-                      {"topology", topology_name(config.ici.topology)},
-                      {"dims", dims_text(config.ici.dims)},
-                      {"link_gbps", config.ici.link_gbps},
-                      {"link_latency_ns", config.ici.link_latency_ns},
-                      {"algorithm", algorithm_name(config.ici.algorithm)}};
-
-  // Collectives: on each chip, from its first message or addition to its last; exposed is the
-  // part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
-  // The occurrences of one collective (one per layer) merge into the row of its name, their
-  // times summed; bytes are one occurrence's, on the chip that sends the most.
-  const Program& p0 = programs.front();
-  std::vector<bool> is_collective;
-  for (const auto& l : p0.layers) is_collective.push_back(l.kind == "collective");
-  std::vector<std::vector<Interval>> spans;  // per chip, per program layer
-  std::vector<std::vector<Interval>> busy;
+// Per chip, per layer of the programs: the span of the collective layers' instructions.
+std::vector<std::vector<Interval>> collective_spans(const Program& p0, const SystemResult& result) {
+  std::vector<std::vector<Interval>> spans;
   for (const auto& chip : result.chips) {
-    busy.push_back(mxu_busy(chip));
     std::vector<Interval>& s = spans.emplace_back(p0.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
     for (const auto& e : chip.engines)
-      for (const auto& r : e.records)
-        if (r.layer >= 0 && static_cast<size_t>(r.layer) < s.size() && is_collective[static_cast<size_t>(r.layer)]) {
-          Interval& span = s[static_cast<size_t>(r.layer)];
-          span = {std::min(span.first, r.start), std::max(span.second, r.end)};
-        }
+      for (const auto& r : e.records) {
+        const auto layer = static_cast<size_t>(r.layer);
+        if (r.layer < 0 || layer >= s.size() || p0.layers[layer].kind != LayerKind::collective) continue;
+        s[layer] = {std::min(s[layer].first, r.start), std::max(s[layer].second, r.end)};
+      }
   }
+  return spans;
+}
+
+// One occurrence of a collective: its bytes, its time and exposed time on the slowest chip.
+struct Occurrence {
+  uint64_t bytes = 0, cycles = 0, exposed = 0;
+};
+
+Occurrence occurrence(const std::vector<Program>& programs, const std::vector<std::vector<Interval>>& spans,
+                      const std::vector<std::vector<Interval>>& busy, size_t layer) {
+  Occurrence o;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    o.bytes = std::max(o.bytes, static_cast<uint64_t>(programs[i].layers[layer].m));
+    const Interval span = spans[i][layer];
+    if (span.second <= span.first) continue;
+    o.cycles = std::max(o.cycles, span.second - span.first);
+    o.exposed = std::max(o.exposed, span.second - span.first - overlap(busy[i], span));
+  }
+  return o;
+}
+
+struct CommSums {
+  uint64_t cycles = 0, exposed = 0;
+};
+
+// Collectives: on each chip, from its first message or addition to its last; exposed is the
+// part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
+// The occurrences of one collective (one per layer) merge into the row of its name, their
+// times summed; bytes are one occurrence's, on the chip that sends the most.
+json collectives_json(const ChipConfig& config, const Workload& w0, const std::vector<Program>& programs,
+                      const SystemResult& result, CommSums& comm) {
+  const Program& p0 = programs.front();
+  const auto spans = collective_spans(p0, result);
+  std::vector<std::vector<Interval>> busy;
+  for (const auto& chip : result.chips) busy.push_back(mxu_busy(chip));
   json collectives = json::array();
   std::map<std::string, size_t> row_of;
-  uint64_t comm = 0, exposed_total = 0;
   size_t ordinal = 0;
   for (size_t layer = 0; layer < p0.layers.size(); ++layer) {
-    if (!is_collective[layer]) continue;
-    const CollectiveWork* c = ordinal < workloads.front().collectives.size() ? &workloads.front().collectives[ordinal] : nullptr;
+    if (p0.layers[layer].kind != LayerKind::collective) continue;
+    const CollectiveWork* c = ordinal < w0.collectives.size() ? &w0.collectives[ordinal] : nullptr;
     ++ordinal;
-    uint64_t cycles = 0, exposed = 0, bytes = 0;
-    for (size_t i = 0; i < result.chips.size(); ++i) {
-      bytes = std::max(bytes, static_cast<uint64_t>(programs[i].layers[layer].m));
-      const Interval span = spans[i][layer];
-      if (span.second <= span.first) continue;
-      cycles = std::max(cycles, span.second - span.first);
-      exposed = std::max(exposed, span.second - span.first - overlap(busy[i], span));
-    }
-    comm += cycles;
-    exposed_total += exposed;
-    const std::string& name = p0.layers[layer].name;
-    const auto [it, added] = row_of.emplace(name, collectives.size());
+    const Occurrence o = occurrence(programs, spans, busy, layer);
+    comm.cycles += o.cycles;
+    comm.exposed += o.exposed;
+    const auto [it, added] = row_of.emplace(p0.layers[layer].name, collectives.size());
     if (!added) {
       json& row = collectives[it->second];
       row["occurrences"] = row["occurrences"].get<uint64_t>() + 1;
-      row["bytes"] = std::max(row["bytes"].get<uint64_t>(), bytes);
-      row["cycles"] = row["cycles"].get<uint64_t>() + cycles;
-      row["exposed_cycles"] = row["exposed_cycles"].get<uint64_t>() + exposed;
+      row["bytes"] = std::max(row["bytes"].get<uint64_t>(), o.bytes);
+      row["cycles"] = row["cycles"].get<uint64_t>() + o.cycles;
+      row["exposed_cycles"] = row["exposed_cycles"].get<uint64_t>() + o.exposed;
       continue;
     }
-    const std::string kind = c ? collective_kind_name(c->kind) : "?";
-    collectives.push_back({{"name", name},
-                           {"kind", kind},
-                           {"algorithm", kind == "all_to_all" ? "direct" : algorithm_name(config.ici.algorithm)},
+    const bool direct = c && c->kind == CollectiveKind::all_to_all;  // each chip sends to each, no algorithm
+    collectives.push_back({{"name", p0.layers[layer].name},
+                           {"kind", c ? collective_kind_name(c->kind) : "?"},
+                           {"algorithm", direct ? "direct" : algorithm_name(config.ici.algorithm)},
                            {"occurrences", uint64_t{1}},
-                           {"bytes", bytes},
-                           {"cycles", cycles},
-                           {"exposed_cycles", exposed}});
+                           {"bytes", o.bytes},
+                           {"cycles", o.cycles},
+                           {"exposed_cycles", o.exposed}});
   }
+  return collectives;
+}
 
+json links_json(const SystemResult& result, uint64_t& link_bytes) {
   json links = json::array();
-  uint64_t link_bytes = 0;
   for (const auto& l : result.links) {
     const double busy_cycles = static_cast<double>(l.busy_ps) / 1000.0;
     link_bytes += l.bytes;
@@ -124,46 +139,74 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
                      {"to", l.to},
                      {"bytes", l.bytes},
                      {"busy_cycles", busy_cycles},
-                     {"utilization", total ? busy_cycles / static_cast<double>(total) : 0.0}});
+                     {"utilization", result.total_cycles ? busy_cycles / static_cast<double>(result.total_cycles) : 0.0}});
   }
+  return links;
+}
 
+// The chips' energies added up, field by field (joules add): the same fields as a chip's.
+void add_energy(json& sum, const json& chip) {
+  if (sum.is_null()) {
+    sum = chip;
+    return;
+  }
+  for (auto& [key, value] : sum.items())
+    if (value.is_object()) add_energy(value, chip[key]);
+    else value = value.get<double>() + chip[key].get<double>();
+}
+
+uint64_t ici_bytes_sent(const SimResult& chip) {
+  uint64_t sent = 0;
+  for (const auto& e : chip.engines)
+    if (e.id.kind == EngineKind::ici) sent += e.ici.bytes_sent;
+  return sent;
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                   const std::vector<Program>& programs, const SystemResult& result) {
+  json report;
+  report["schema_version"] = kReportSchemaVersion;
+  report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
+  report["config"] = config_to_json(config);
+  report["memory_timing"] = memory_timing(config);
+  report["workload"] = {{"name", workloads.front().name}, {"path", workloads.front().path}};
+  report["system"] = system_json(config, result.chips.size());
+
+  CommSums comm;
+  json collectives = collectives_json(config, workloads.front(), programs, result, comm);
+  uint64_t link_bytes = 0;
+  json links = links_json(result, link_bytes);
   json chips = json::array();
-  uint64_t macs = 0, ici_sent = 0;
-  double chip_energy = 0;
+  json energy;
+  report_detail::RunSums sums;
+  uint64_t ici_sent = 0;
   for (size_t i = 0; i < result.chips.size(); ++i) {
-    json r = make_report(config, workloads[i], programs[i], result.chips[i]);
-    uint64_t sent = 0;
-    for (const auto& e : result.chips[i].engines)
-      if (e.id.kind == EngineKind::ici) sent += e.ici.bytes_sent;
-    ici_sent += sent;
-    macs += r["totals"]["macs"].get<uint64_t>();
-    chip_energy += r["energy_pj"]["total"].get<double>();
+    report_detail::ChipReport r = report_detail::make_chip_report(config, workloads[i], programs[i], result.chips[i]);
+    sums.add(r.sums);
+    add_energy(energy, r.json["energy_pj"]);
     json chip;
     chip["chip"] = i;
-    chip["ici_bytes_sent"] = sent;
-    for (const char* key : {"totals", "layers", "op_kinds", "engines", "memory", "energy_pj"}) chip[key] = r[key];
+    chip["ici_bytes_sent"] = ici_bytes_sent(result.chips[i]);
+    ici_sent += chip["ici_bytes_sent"].get<uint64_t>();
+    for (auto& [key, value] : r.json.items()) chip[key] = std::move(value);
     chips.push_back(std::move(chip));
   }
-  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols * config.mxu.count) *
-                     static_cast<double>(result.chips.size());
-  // ICI energy per byte per link crossed, counted by the chip that drives the link (docs/energy.md).
-  double ici_pj = 0;
-  for (const auto& c : chips) ici_pj += c["energy_pj"]["by_component"]["ici"].get<double>();
-  report["totals"] = {{"cycles", total},
-                      {"seconds", static_cast<double>(total) / hz},
-                      {"macs", macs},
-                      {"utilization", total ? static_cast<double>(macs) / (pes * static_cast<double>(total)) : 0.0},
-                      {"ici_bytes_sent", ici_sent},
-                      {"ici_link_bytes", link_bytes},
-                      {"comm_cycles", comm},
-                      {"exposed_comm_cycles", exposed_total},
-                      {"overlapped_comm_cycles", comm - exposed_total}};
-  report["energy_pj"] = {{"total", chip_energy}, {"chips", chip_energy - ici_pj}, {"ici", ici_pj}};
+  json& totals = report["totals"] = report_detail::totals_json(config, result.chips.size(), result.total_cycles, sums);
+  totals["ici_bytes_sent"] = ici_sent;
+  totals["ici_link_bytes"] = link_bytes;
+  totals["comm_cycles"] = comm.cycles;
+  totals["exposed_comm_cycles"] = comm.exposed;
+  totals["overlapped_comm_cycles"] = comm.cycles - comm.exposed;
+  report["energy_pj"] = std::move(energy);
   report["collectives"] = std::move(collectives);
   report["links"] = std::move(links);
   report["chips"] = std::move(chips);
   return report;
 }
+
+namespace {
 
 std::string format_system_summary(const nlohmann::ordered_json& r) {
   const auto& s = r["system"];
@@ -194,6 +237,12 @@ std::string format_system_summary(const nlohmann::ordered_json& r) {
                      t["cycles"].get<uint64_t>(), t["seconds"].get<double>(), 100 * t["utilization"].get<double>(),
                      t["comm_cycles"].get<uint64_t>(), t["exposed_comm_cycles"].get<uint64_t>());
   return out;
+}
+
+}  // namespace
+
+std::string format_summary(const nlohmann::ordered_json& report) {
+  return report["chips"].size() == 1 ? report_detail::format_chip_summary(report) : format_system_summary(report);
 }
 
 }  // namespace systolic

@@ -337,100 +337,123 @@ std::vector<SramOccupancy> sram_occupancy(const ChipConfig& config, const Progra
   return occupancy_of(config, program, result, RunIndex(program, result));
 }
 
-json make_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
-                   const std::vector<TimelineCounter>& counters) {
-  json events = json::array();
-  const int pid = 0;
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid},
-                    {"args", {{"name", fmt::format("{} (time axis: 1 us = 1 cycle)", config.name)}}}});
-  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid},
-                    {"args", {{"sort_index", 0}}}});
+namespace {
 
-  // Every signal, per semaphore, in the order it happened: the n-th one raised it to n.
-  const RunIndex index(program, result);
-  using Signal = RunIndex::Signal;
-  const auto& signals = index.signals;
+// The slices, stalls and dependency arrows of one chip's engines, one track per engine.
+class EngineTracks {
+ public:
+  EngineTracks(const ChipConfig& config, const Program& program, const SimResult& result, const RunIndex& index,
+               json& events)
+      : program_(program), result_(result), index_(index), describe_{config, result}, events_(events) {}
 
-  const Describe describe{config, result};
-  uint64_t flow_id = 0;
-  for (size_t e = 0; e < result.engines.size(); ++e) {
-    const EngineResult& engine = result.engines[e];
-    const int tid = static_cast<int>(e) + 1;
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
-                      {"args", {{"name", engine.name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
-                      {"args", {{"sort_index", tid}}}});
-    const Stream* stream = stream_of(program, engine.id);
-    if (!stream) continue;
-    for (const InstrRecord& rec : engine.records) {
-      const Instruction& instr = stream->instructions[static_cast<size_t>(rec.index)];
-      json args = std::visit(describe, instr.op);
-      const std::string op = args["op"].get<std::string>();
-      std::string layer;
-      if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program.layers.size())
-        layer = program.layers[static_cast<size_t>(rec.layer)].name;
-      args["instruction"] = rec.index;
-      args["layer"] = layer;
-      args["ready_cycle"] = rec.ready;
-      args["start_cycle"] = rec.start;
-      args["end_cycle"] = rec.end;
-      args["cycles"] = rec.end - rec.start;
-      args["stalled_cycles"] = rec.start - rec.ready;
-      json waits = json::array();
-      for (const auto& w : instr.waits)
-        waits.push_back(fmt::format("{} >= {}", sem_name(program, w.sem), w.at_least));
-      json sigs = json::array();
-      for (int s : instr.signals) sigs.push_back(sem_name(program, s));
-      args["waits"] = std::move(waits);
-      args["signals"] = std::move(sigs);
-      if (const auto* dma = std::get_if<DmaOp>(&instr.op)) {
-        // The scratchpad buffer (a ping or pong copy) it fills or drains.
-        const DmaEndpoint& side = dma->descriptor.dst.space >= 0 ? dma->descriptor.dst : dma->descriptor.src;
-        for (const Buffer& b : program.buffers)
-          if (side.space >= 0 && b.space == side.space && side.base >= b.offset && side.base < b.offset + b.bytes)
-            args["buffer"] = b.name;
-      }
-
-      if (rec.start > rec.ready) {
-        // The stall, and an arrow from the instruction whose signal ended it.
-        std::string names;
-        const Signal* release = nullptr;
-        for (const auto& w : instr.waits) {
-          names += (names.empty() ? "" : ", ") + sem_name(program, w.sem);
-          auto it = signals.find(w.sem);
-          if (w.at_least == 0 || it == signals.end() || it->second.size() < w.at_least) continue;
-          const Signal& s = it->second[w.at_least - 1];
-          if (!release || s.cycle > release->cycle) release = &s;
-        }
-        events.push_back({{"ph", "X"}, {"cat", "stall"}, {"name", "wait " + names},
-                          {"pid", pid}, {"tid", tid}, {"ts", rec.ready},
-                          {"dur", rec.start - rec.ready},
-                          {"args", {{"instruction", rec.index}, {"layer", layer},
-                                    {"waits", args["waits"]}, {"stalled_cycles", rec.start - rec.ready}}}});
-        if (release && release->engine != e) {
-          const InstrRecord& src = result.engines[release->engine].records[release->record];
-          const uint64_t id = ++flow_id;
-          const uint64_t at = src.end > src.start ? src.end - 1 : src.start;  // inside the slice
-          events.push_back({{"ph", "s"}, {"cat", "dependency"}, {"name", "semaphore"}, {"id", id},
-                            {"pid", pid}, {"tid", static_cast<int>(release->engine) + 1}, {"ts", at}});
-          events.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "dependency"}, {"name", "semaphore"},
-                            {"id", id}, {"pid", pid}, {"tid", tid}, {"ts", rec.start}});
-        }
-      }
-      events.push_back({{"ph", "X"}, {"cat", op}, {"name", layer.empty() ? op : layer},
-                        {"pid", pid}, {"tid", tid}, {"ts", rec.start}, {"dur", rec.end - rec.start},
-                        {"args", std::move(args)}});
-    }
+  void add_all() {
+    for (size_t e = 0; e < result_.engines.size(); ++e) add_engine(e);
   }
 
-  // How many engines of a kind are busy, when a chip has several of that kind.
+ private:
+  static constexpr int kPid = 0;
+
+  void add_engine(size_t e) {
+    const EngineResult& engine = result_.engines[e];
+    const int tid = static_cast<int>(e) + 1;
+    events_.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", tid},
+                       {"args", {{"name", engine.name}}}});
+    events_.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kPid}, {"tid", tid},
+                       {"args", {{"sort_index", tid}}}});
+    const Stream* stream = stream_of(program_, engine.id);
+    if (!stream) return;
+    for (const InstrRecord& rec : engine.records)
+      add_instruction(e, stream->instructions[static_cast<size_t>(rec.index)], rec);
+  }
+
+  std::string layer_name(const InstrRecord& rec) const {
+    if (rec.layer >= 0 && static_cast<size_t>(rec.layer) < program_.layers.size())
+      return program_.layers[static_cast<size_t>(rec.layer)].name;
+    return "";
+  }
+
+  // What the slice shows when clicked: the operation, its timing, semaphores and buffer.
+  json instruction_args(const Instruction& instr, const InstrRecord& rec, const std::string& layer) const {
+    json args = std::visit(describe_, instr.op);
+    args["instruction"] = rec.index;
+    args["layer"] = layer;
+    args["ready_cycle"] = rec.ready;
+    args["start_cycle"] = rec.start;
+    args["end_cycle"] = rec.end;
+    args["cycles"] = rec.end - rec.start;
+    args["stalled_cycles"] = rec.start - rec.ready;
+    json waits = json::array();
+    for (const auto& w : instr.waits) waits.push_back(fmt::format("{} >= {}", sem_name(program_, w.sem), w.at_least));
+    json sigs = json::array();
+    for (int s : instr.signals) sigs.push_back(sem_name(program_, s));
+    args["waits"] = std::move(waits);
+    args["signals"] = std::move(sigs);
+    if (const auto* dma = std::get_if<DmaOp>(&instr.op)) {
+      // The scratchpad buffer (a ping or pong copy) it fills or drains.
+      const DmaEndpoint& side = dma->descriptor.dst.space >= 0 ? dma->descriptor.dst : dma->descriptor.src;
+      for (const Buffer& b : program_.buffers)
+        if (side.space >= 0 && b.space == side.space && side.base >= b.offset && side.base < b.offset + b.bytes)
+          args["buffer"] = b.name;
+    }
+    return args;
+  }
+
+  void add_instruction(size_t e, const Instruction& instr, const InstrRecord& rec) {
+    const int tid = static_cast<int>(e) + 1;
+    const std::string layer = layer_name(rec);
+    json args = instruction_args(instr, rec, layer);
+    const std::string op = args["op"].get<std::string>();
+    if (rec.start > rec.ready) add_stall(e, instr, rec, layer, args["waits"]);
+    events_.push_back({{"ph", "X"}, {"cat", op}, {"name", layer.empty() ? op : layer},
+                       {"pid", kPid}, {"tid", tid}, {"ts", rec.start}, {"dur", rec.end - rec.start},
+                       {"args", std::move(args)}});
+  }
+
+  // The stall, and an arrow from the instruction whose signal ended it.
+  void add_stall(size_t e, const Instruction& instr, const InstrRecord& rec, const std::string& layer,
+                 const json& waits) {
+    const int tid = static_cast<int>(e) + 1;
+    std::string names;
+    const RunIndex::Signal* release = nullptr;
+    for (const auto& w : instr.waits) {
+      names += (names.empty() ? "" : ", ") + sem_name(program_, w.sem);
+      // Every signal, per semaphore, in the order it happened: the n-th one raised it to n.
+      auto it = index_.signals.find(w.sem);
+      if (w.at_least == 0 || it == index_.signals.end() || it->second.size() < w.at_least) continue;
+      const RunIndex::Signal& s = it->second[w.at_least - 1];
+      if (!release || s.cycle > release->cycle) release = &s;
+    }
+    events_.push_back({{"ph", "X"}, {"cat", "stall"}, {"name", "wait " + names},
+                       {"pid", kPid}, {"tid", tid}, {"ts", rec.ready},
+                       {"dur", rec.start - rec.ready},
+                       {"args", {{"instruction", rec.index}, {"layer", layer},
+                                 {"waits", waits}, {"stalled_cycles", rec.start - rec.ready}}}});
+    if (!release || release->engine == e) return;
+    const InstrRecord& src = result_.engines[release->engine].records[release->record];
+    const uint64_t id = ++flow_id_;
+    const uint64_t at = src.end > src.start ? src.end - 1 : src.start;  // inside the slice
+    events_.push_back({{"ph", "s"}, {"cat", "dependency"}, {"name", "semaphore"}, {"id", id},
+                       {"pid", kPid}, {"tid", static_cast<int>(release->engine) + 1}, {"ts", at}});
+    events_.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "dependency"}, {"name", "semaphore"},
+                       {"id", id}, {"pid", kPid}, {"tid", tid}, {"ts", rec.start}});
+  }
+
+  const Program& program_;
+  const SimResult& result_;
+  const RunIndex& index_;
+  const Describe describe_;
+  json& events_;
+  uint64_t flow_id_ = 0;
+};
+
+// How many engines of a kind are busy, when a chip has several of that kind.
+void add_busy_engine_counters(const SimResult& result, std::vector<TimelineCounter>& all) {
   std::map<std::string, std::vector<const EngineResult*>> kinds;
   for (const auto& engine : result.engines) {
     std::string kind = engine.name;
     while (!kind.empty() && kind.back() >= '0' && kind.back() <= '9') kind.pop_back();
     kinds[kind].push_back(&engine);
   }
-  std::vector<TimelineCounter> all = counters;
   for (const auto& [kind, engines] : kinds) {
     const bool ran = std::any_of(engines.begin(), engines.end(),
                                  [](const EngineResult* e) { return !e->records.empty(); });
@@ -452,45 +475,78 @@ json make_timeline(const ChipConfig& config, const Program& program, const SimRe
     }
     all.push_back(std::move(c));
   }
-  // HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles.
-  const auto& windows = result.hbm.bytes_per_window;
-  if (!windows.empty()) {
-    TimelineCounter c{"hbm bandwidth (GB/s)", {}};
-    const uint64_t cycles = HbmStats::kWindowPs / kTicksPerCycle;
-    const double seconds = static_cast<double>(cycles) / (config.clock_mhz * 1e6);
-    for (size_t i = 0; i < windows.size(); ++i)
-      c.points.emplace_back(i * cycles, static_cast<double>(windows[i]) / seconds / 1e9);
-    c.points.emplace_back(std::min<uint64_t>(windows.size() * cycles, result.total_cycles), 0.0);
-    all.push_back(std::move(c));
-  }
+}
 
-  // HBM channels: the share of each channel's data buses (its pseudo-channels) in use, in
-  // windows of whole HbmStats windows, at most kMaxChannelPoints per channel.
+// HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles.
+void add_hbm_bandwidth_counter(const ChipConfig& config, const SimResult& result, std::vector<TimelineCounter>& all) {
+  const auto& windows = result.hbm.bytes_per_window;
+  if (windows.empty()) return;
+  TimelineCounter c{"hbm bandwidth (GB/s)", {}};
+  const uint64_t cycles = HbmStats::kWindowPs / kTicksPerCycle;
+  const double seconds = static_cast<double>(cycles) / (config.clock_mhz * 1e6);
+  for (size_t i = 0; i < windows.size(); ++i)
+    c.points.emplace_back(i * cycles, static_cast<double>(windows[i]) / seconds / 1e9);
+  c.points.emplace_back(std::min<uint64_t>(windows.size() * cycles, result.total_cycles), 0.0);
+  all.push_back(std::move(c));
+}
+
+// HBM channels: the share of each channel's data buses (its pseudo-channels) in use, in
+// windows of whole HbmStats windows, at most kMaxChannelPoints per channel.
+void add_hbm_channel_counters(const ChipConfig& config, const SimResult& result, std::vector<TimelineCounter>& all) {
   const auto& channel_windows = result.hbm.channel_busy_per_window;
   size_t longest = 0;
   for (const auto& w : channel_windows) longest = std::max(longest, w.size());
-  if (longest > 0) {
-    constexpr size_t kMaxChannelPoints = 2000;
-    const size_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
-    const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
-    for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
-      TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};
-      const auto& w = channel_windows[ch];
-      uint64_t end = 0;
-      for (size_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
-        const uint64_t start = g * cycles;
-        end = std::min(start + cycles, result.total_cycles);  // the last window ends with the run
-        uint64_t ps = 0;
-        for (size_t i = g * group; i < std::min(w.size(), (g + 1) * group); ++i) ps += w[i];
-        const double bus_ps = static_cast<double>((end - start) * kTicksPerCycle) * config.hbm.pseudo_channels;
-        const double value = 100.0 * static_cast<double>(ps) / bus_ps;
-        if (c.points.empty() || c.points.back().second != value) c.points.emplace_back(start, value);
-      }
-      c.points.emplace_back(end, 0.0);
-      all.push_back(std::move(c));
+  if (longest == 0) return;
+  constexpr size_t kMaxChannelPoints = 2000;
+  const size_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
+  const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
+  for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
+    TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};
+    const auto& w = channel_windows[ch];
+    uint64_t end = 0;
+    for (size_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
+      const uint64_t start = g * cycles;
+      end = std::min(start + cycles, result.total_cycles);  // the last window ends with the run
+      uint64_t ps = 0;
+      for (size_t i = g * group; i < std::min(w.size(), (g + 1) * group); ++i) ps += w[i];
+      const double bus_ps = static_cast<double>((end - start) * kTicksPerCycle) * config.hbm.pseudo_channels;
+      const double value = 100.0 * static_cast<double>(ps) / bus_ps;
+      if (c.points.empty() || c.points.back().second != value) c.points.emplace_back(start, value);
     }
+    c.points.emplace_back(end, 0.0);
+    all.push_back(std::move(c));
   }
+}
 
+json other_data(const ChipConfig& config, const SimResult& result, const std::vector<SramOccupancy>& sram) {
+  json other = {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
+                {"chip", config.name},
+                {"clock_mhz", config.clock_mhz},
+                {"time_unit", "1 trace us = 1 cycle"},
+                {"total_cycles", result.total_cycles}};
+  if (!sram.empty()) {
+    json capacity = json::object();
+    for (const auto& o : sram) capacity[o.scratchpad] = o.capacity_bytes;
+    other["sram_capacity_bytes"] = std::move(capacity);
+  }
+  return other;
+}
+
+}  // namespace
+
+json make_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
+                   const std::vector<TimelineCounter>& counters) {
+  json events = json::array();
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 0},
+                    {"args", {{"name", fmt::format("{} (time axis: 1 us = 1 cycle)", config.name)}}}});
+  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", 0}, {"args", {{"sort_index", 0}}}});
+  const RunIndex index(program, result);
+  EngineTracks(config, program, result, index, events).add_all();
+
+  std::vector<TimelineCounter> all = counters;
+  add_busy_engine_counters(result, all);
+  add_hbm_bandwidth_counter(config, result, all);
+  add_hbm_channel_counters(config, result, all);
   // SRAM occupancy per scratchpad, in bytes (see sram_residency for the rule).
   const std::vector<SramOccupancy> sram = occupancy_of(config, program, result, index);
   for (const auto& o : sram) {
@@ -498,24 +554,13 @@ json make_timeline(const ChipConfig& config, const Program& program, const SimRe
     for (const auto& [cycle, bytes] : o.points) c.points.emplace_back(cycle, static_cast<double>(bytes));
     all.push_back(std::move(c));
   }
-
   for (const auto& c : all)
     for (const auto& [cycle, value] : c.points)
-      events.push_back({{"ph", "C"}, {"name", c.name}, {"pid", pid}, {"ts", cycle},
-                        {"args", {{"value", value}}}});
+      events.push_back({{"ph", "C"}, {"name", c.name}, {"pid", 0}, {"ts", cycle}, {"args", {{"value", value}}}});
 
   json out;
   out["traceEvents"] = std::move(events);
-  out["otherData"] = {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
-                      {"chip", config.name},
-                      {"clock_mhz", config.clock_mhz},
-                      {"time_unit", "1 trace us = 1 cycle"},
-                      {"total_cycles", result.total_cycles}};
-  if (!sram.empty()) {
-    json capacity = json::object();
-    for (const auto& o : sram) capacity[o.scratchpad] = o.capacity_bytes;
-    out["otherData"]["sram_capacity_bytes"] = std::move(capacity);
-  }
+  out["otherData"] = other_data(config, result, sram);
   return out;
 }
 

@@ -22,7 +22,7 @@
 
 #include "models/isa/program.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 
 namespace systolic {
 
@@ -77,7 +77,8 @@ nlohmann::ordered_json make_timeline(const ChipConfig& config, const Program& pr
                                      const SimResult& result,
                                      const std::vector<TimelineCounter>& counters = {});
 
-// A multi-chip run: one process per chip ("chip 3"), each with its engines' tracks.
+// A multi-chip run: one process per chip ("chip 3"), each with its engines' tracks; a one-chip
+// run: make_timeline's.
 nlohmann::ordered_json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
                                             const SystemResult& result);
 

@@ -10,6 +10,8 @@ namespace systolic {
 nlohmann::ordered_json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
                                             const SystemResult& result) {
   using json = nlohmann::ordered_json;
+  // One chip: its own timeline, the engines as tracks of one process.
+  if (result.chips.size() == 1) return make_timeline(config, programs.front(), result.chips.front());
   json events = json::array();
   json other;
   for (size_t chip = 0; chip < result.chips.size(); ++chip) {

@@ -11,7 +11,8 @@
 #include "sim/compile/compile.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/run/pipeline.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {
@@ -25,19 +26,19 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-// The model lowered at one static shape.
-Workload shape_workload(const std::string& model, packing::Phase phase, packing::Shape shape) {
+// The model at one static shape.
+WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape) {
   WorkloadOptions opts;
   opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
   opts.phase = packing::to_string(phase);
-  return load_workload(model, opts);
+  return opts;
 }
 
 // Every prefill and decode shape of the set holds the model (weights, its KV cache,
 // activations) in the chip's HBM; else InputError naming the bucket (sim/compile/capacity.hpp).
 void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, const packing::BucketSet& set) {
   const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
-    Workload w = shape_workload(model, phase, b.shape);
+    Workload w = load_workload(model, shape_options(phase, b.shape));
     w.tp = 0;  // pack replays on one chip: no --tp to suggest
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(config, w, 0,
@@ -53,14 +54,13 @@ void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, c
 const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
   const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const Workload w = shape_workload(model_, phase, shape);
-  const Program p = compile(config_, w);
-  const auto report = make_report(config_, w, p, simulate(config_, p));
+  RunRequest request{config_, {model_, "", shape_options(phase, shape)}, {}, "pack"};
+  const auto report = run(request).report;
   ShapeCost c;
   c.seconds = report["totals"]["seconds"].get<double>();
   c.energy_pj = report["energy_pj"]["total"].get<double>();
   c.utilization = report["totals"]["utilization"].get<double>();
-  const auto& kinds = report["op_kinds"];
+  const auto& kinds = report["chips"][0]["op_kinds"];  // pack runs on one chip (require_single_chip)
   const double attention = kinds.contains("attention") ? kinds["attention"]["macs"].get<double>() : 0.0;
   c.attention_share = ratio(attention, report["totals"]["macs_issued"].get<double>());
   return cache_.emplace(key, c).first->second;
@@ -195,8 +195,20 @@ packing::Packer packer_of(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+// The replay times every bucket shape on one chip; a multi-chip config would report one chip's
+// time as the system's. Refused until pack learns --tp.
+void require_single_chip(const ChipConfig& config) {
+  if (config.ici.topology == IciTopologyKind::none) return;
+  throw InputError(fmt::format("{}: ici.topology = {} makes a {}-chip system; pack replays on one chip and has no "
+                               "--tp yet: expected a single-chip config (ici.topology: none)",
+                               config.source, topology_name(config.ici.topology), config.ici.chips()));
+}
+}  // namespace
+
 nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& r,
                                    std::vector<std::string>* warnings, nlohmann::ordered_json* timeline) {
+  require_single_chip(config);
   // Everything is read and checked before anything is simulated.
   const packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
   std::vector<packing::BucketSet> sets;

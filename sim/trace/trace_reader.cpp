@@ -185,9 +185,10 @@ class Parser {
     Fields f(t, 2);
     LayerInfo l;
     l.name = f.text("name");
-    l.kind = f.text("kind");
-    if (l.kind != "matmul" && l.kind != "attention" && l.kind != "vector" && l.kind != "collective")
-      fail(fmt::format("key 'kind': expected matmul, attention, vector or collective, got '{}'", l.kind));
+    const std::string kind = f.text("kind");
+    const auto parsed = parse_layer_kind(kind);
+    if (!parsed) fail(fmt::format("key 'kind': expected {}, got '{}'", layer_kind_choices(), kind));
+    l.kind = *parsed;
     l.m = f.integer("m", 1);
     l.k = f.integer("k", 1);
     l.n = f.integer("n", 1);

@@ -16,7 +16,7 @@
 #include "models/mxu/grid_recorder.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/viz/pad_tokens.hpp"
 
 namespace systolic {

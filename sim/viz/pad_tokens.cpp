@@ -71,13 +71,13 @@ std::vector<uint8_t> pad_token_rows(const PadTokens& tokens, const LayerInfo& la
   const int64_t B = tokens.bucket.batch, S = tokens.bucket.length;
   const auto useful = [&](int64_t lane) { return tokens.useful.at(static_cast<size_t>(lane)); };
   std::vector<uint8_t> rows;
-  if (layer.kind == "vector" || layer.name.find(".expert_") != std::string::npos) return rows;
-  if (layer.kind == "attention" && layer.m == S) {
+  if (layer.kind == LayerKind::vector || layer.name.find(".expert_") != std::string::npos) return rows;
+  if (layer.kind == LayerKind::attention && layer.m == S) {
     const int64_t lane = instance % B;
     for (int64_t s = 0; s < S; ++s) rows.push_back(s >= useful(lane) ? 1 : 0);
   } else if (layer.m == B * S) {
     for (int64_t t = 0; t < B * S; ++t) rows.push_back(t % S >= useful(t / S) ? 1 : 0);
-  } else if (layer.kind == "matmul" && layer.m == B) {
+  } else if (layer.kind == LayerKind::matmul && layer.m == B) {
     for (int64_t b = 0; b < B; ++b) rows.push_back(useful(b) == 0 ? 1 : 0);
   }
   return rows;

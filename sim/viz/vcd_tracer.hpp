@@ -21,7 +21,7 @@
 #include "models/isa/program.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 
 namespace systolic {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/isa/program.hpp"
 #include "models/vpu/vpu_core.hpp"
 
 namespace systolic {
@@ -23,7 +24,7 @@ struct Gemm {
   std::optional<DType> dtype;  // both operands; unset: the chip's mxu.dtype
   int64_t repeat = 1;          // identical back-to-back instances
   std::string source;          // "file:line" for error messages
-  std::string kind = "matmul"; // "matmul", or "attention" for activation x activation / KV
+  LayerKind kind = LayerKind::matmul;  // matmul, or attention (activation x activation / KV)
   // B is the previous entry's B, still on chip (MLA decode: the context reads the latent cache
   // the scores just read): a fused attention chain does not load it again.
   bool b_from_previous = false;

@@ -48,7 +48,7 @@ def test_llama2_70b_decode_64x4096_on_v4i_is_refused(systolic_bin, tmp_path, mod
 def test_a_workload_that_fills_the_hbm_exactly_runs(systolic_bin, tmp_path, mode):
     args = ["-c", V4I, "-w", SMALL, "--bucket", "4x512", "--phase", "decode", "--set", mode]
     run_cli("run", *args, "--set", f"hbm.capacity_bytes={SMALL_BYTES}", "-o", tmp_path / "o", "-q")
-    hbm = json.loads((tmp_path / "o" / "report.json").read_text())["memory"]["hbm"]
+    hbm = json.loads((tmp_path / "o" / "report.json").read_text())["chips"][0]["memory"]["hbm"]
     assert hbm["footprint"] == SMALL_SPLIT
     assert hbm["footprint_bytes"] == hbm["capacity_bytes"] == SMALL_BYTES and hbm["fits"] is True
     err = refused("run", *args, "--set", f"hbm.capacity_bytes={SMALL_BYTES - 1}", "-o", tmp_path / "short")
@@ -88,7 +88,7 @@ def test_a_trace_touching_hbm_past_capacity_is_refused(systolic_bin, tmp_path):
     real = ["--set", "memory.ideal=false"]
     run_cli("compile", "-c", V4I, *real, "-w", SMALL, "--bucket", "4x512", "--phase", "decode", "-o", trace)
     run_cli("run", "-c", V4I, *real, "-t", trace, "-o", tmp_path / "ok", "-q")
-    hbm = json.loads((tmp_path / "ok" / "report.json").read_text())["memory"]["hbm"]
+    hbm = json.loads((tmp_path / "ok" / "report.json").read_text())["chips"][0]["memory"]["hbm"]
     # The highest byte its DMA descriptors touch: the end of the last region, the LM head.
     assert hbm["footprint_bytes"] == SMALL_BYTES and hbm["fits"] is True
     err = refused("run", "-c", V4I, *real, "--set", "hbm.capacity_bytes=4 MiB", "-t", trace, "-o", tmp_path / "o")

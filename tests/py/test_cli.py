@@ -32,11 +32,11 @@ def test_run_prints_summary_and_writes_report(systolic_bin, gemms, tmp_path):
     proc = run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / "out")
     assert "total" in proc.stdout
     report = run_report("-c", TINY, "-w", gemms, "--set", "memory.ideal=true", outdir=tmp_path / "out2")
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     # Ideal memory (transfers take no time): the MXU's cycles, 4x4 tpu convention, worked by
     # hand in docs/mxu.md:
     # a: F=2 -> 4 + max(6,4) + (6+4+4-2) = 22; b: F=3 -> 4 + 2*4 + (2+4+4-2) = 20, twice.
-    assert [l["cycles"] for l in report["layers"]] == [22, 40]
+    assert [l["cycles"] for l in report["chips"][0]["layers"]] == [22, 40]
     assert report["totals"]["cycles"] == 62
     assert report["totals"]["macs"] == 6 * 8 * 4 + 2 * 2 * 3 * 9
     assert report["totals"]["utilization"] == pytest.approx(300 / (16 * 62))

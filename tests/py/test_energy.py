@@ -22,7 +22,7 @@ def test_components_from_the_reports_own_counts(systolic_bin, tmp_path):
     c = e["by_component"]
     assert c["hbm"] == pytest.approx(cfg["hbm_read_pj_per_byte"] * t["hbm_bytes_read"]
                                      + cfg["hbm_write_pj_per_byte"] * t["hbm_bytes_written"], rel=1e-12)
-    assert c["dma"] == pytest.approx(cfg["dma_pj_per_byte"] * r["op_kinds"]["dma"]["bytes"], rel=1e-12)
+    assert c["dma"] == pytest.approx(cfg["dma_pj_per_byte"] * r["chips"][0]["op_kinds"]["dma"]["bytes"], rel=1e-12)
     mxus = r["config"]["mxu"]["count"]
     static_w = cfg["mxu_static_w"] * mxus + cfg["sram_static_w"] + cfg["hbm_static_w"]
     assert c["static"] == pytest.approx(static_w * t["seconds"] * 1e12, rel=1e-12)

@@ -38,12 +38,12 @@ def stream_seconds(tmp_path, nbytes, name="seq"):
 
 def test_long_sequential_stream_sustains_85_to_100_percent_of_peak(systolic_bin, tmp_path):
     seconds, report = stream_seconds(tmp_path, 64 * MIB)
-    peak = report["memory"]["hbm"]["peak_gbps"] * 1e9
+    peak = report["chips"][0]["memory"]["hbm"]["peak_gbps"] * 1e9
     assert peak == pytest.approx(614.4e9)
     achieved = 64 * MIB / seconds
     assert 0.85 * peak <= achieved <= peak
     # Conservation: the HBM saw exactly the bytes the descriptor asked for.
-    assert report["memory"]["hbm"]["bytes_read"] == 64 * MIB
+    assert report["chips"][0]["memory"]["hbm"]["bytes_read"] == 64 * MIB
     assert report["totals"]["hbm_bytes_read"] == 64 * MIB
 
 
@@ -56,7 +56,7 @@ def test_scattered_small_transfers_are_measurably_slower(systolic_bin, tmp_path)
     report = run_report("-c", V4I, "-t", t, "--set", "memory.ideal=false", outdir=tmp_path / "s")
     scattered = 4096 * 64 / report["totals"]["seconds"]
     sequential = 4096 * 64 / stream_seconds(tmp_path, 4096 * 64)[0]
-    assert report["memory"]["hbm"]["bytes_read"] == 4096 * 64
+    assert report["chips"][0]["memory"]["hbm"]["bytes_read"] == 4096 * 64
     assert scattered < 0.5 * sequential
 
 
@@ -89,14 +89,14 @@ def test_weight_streaming_roofline(systolic_bin, tmp_path):
 
 def test_bytes_are_conserved_through_the_tiles(systolic_bin, tmp_path):
     report = gemm_report(tmp_path, 1024)
-    t, hbm = report["totals"], report["memory"]["hbm"]
+    t, hbm = report["totals"], report["chips"][0]["memory"]["hbm"]
     # A [1024, 4096] and W [4096, 4096] bf16 are read once (one activation block fits vmem),
     # C [1024, 4096] written once.
     assert t["hbm_bytes_read"] == 1024 * 4096 * 2 + 4096 * 4096 * 2
     assert t["hbm_bytes_written"] == 1024 * 4096 * 2
     assert hbm["bytes_read"] == t["hbm_bytes_read"]
     assert hbm["bytes_written"] == t["hbm_bytes_written"]
-    assert sum(e.get("bytes", 0) for e in report["engines"]) == t["hbm_bytes_read"] + t["hbm_bytes_written"]
+    assert sum(e.get("bytes", 0) for e in report["chips"][0]["engines"]) == t["hbm_bytes_read"] + t["hbm_bytes_written"]
 
 
 def pingpong_trace(tmp_path, name, tiles, m, double, rate):
@@ -156,7 +156,7 @@ def test_ideal_memory_times_the_same_program_for_free(systolic_bin, tmp_path):
     other = run_report("-c", V4I, "-w", wl, *ideal, "--set", "hbm.preset=ddr3", "--set", "dma.engines=1",
                        "--set", "dma.max_outstanding=1", outdir=tmp_path / "b")
     real = run_report("-c", V4I, "-w", wl, outdir=tmp_path / "c")
-    assert [l["cycles"] for l in base["layers"]] == [l["cycles"] for l in other["layers"]]
+    assert [l["cycles"] for l in base["chips"][0]["layers"]] == [l["cycles"] for l in other["chips"][0]["layers"]]
     assert base["totals"]["cycles"] == other["totals"]["cycles"] < real["totals"]["cycles"]
     for key in ["hbm_bytes_read", "hbm_bytes_written", "macs"]:
         assert base["totals"][key] == real["totals"][key] > 0
@@ -195,7 +195,7 @@ def test_impossible_memory_configs_name_the_key(systolic_bin, tmp_path, setting,
 
 def test_layers_report_memory_fields(systolic_bin, tmp_path):
     report = gemm_report(tmp_path, 8)
-    layer = report["layers"][0]
+    layer = report["chips"][0]["layers"][0]
     for key in ["hbm_bytes_read", "hbm_bytes_written", "hbm_gbps", "hbm_peak_share",
                 "mxu_stalled_cycles", "dma_busy_cycles", "bound"]:
         assert key in layer
@@ -214,6 +214,6 @@ def test_timeline_hbm_counter_conserves_bytes(systolic_bin, tmp_path):
               if e["ph"] == "C" and e["name"] == "hbm bandwidth (GB/s)"]
     window_s = 1000 / 1050e6
     moved = sum(v * 1e9 * window_s for _, v in points)
-    hbm = report["memory"]["hbm"]
+    hbm = report["chips"][0]["memory"]["hbm"]
     assert moved == pytest.approx(hbm["bytes_read"] + hbm["bytes_written"], rel=1e-9)
     assert max(v for _, v in points) <= 1.02 * 614.4

@@ -281,4 +281,4 @@ def test_the_simulator_reads_the_output(tmp_path):
     out = tmp_path / "block.yaml"
     run(p, "-o", out)
     report = run_report("-c", TINY, "-w", out, outdir=tmp_path / "run")
-    assert len(report["layers"]) == 6
+    assert len(report["chips"][0]["layers"]) == 6

@@ -100,6 +100,15 @@ def test_bad_buckets_and_policy_exit_2(systolic_bin, tmp_path):
     assert not (tmp_path / "out" / "report.json").exists()
 
 
+def test_multi_chip_config_is_refused_naming_file_and_topology(systolic_bin, tmp_path):
+    # pack replays on one chip; on a 4-chip ring it would report one chip's time as the system's.
+    proc = run_cli("pack", "-c", V4I, *WHAT_IF_HBM, "--set", "ici.topology=ring", "--set", "ici.dims=4",
+                   "-m", MODEL, "--requests", LOG, "--buckets", SETS[0], "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2
+    assert f"{V4I}: ici.topology = ring makes a 4-chip system" in proc.stderr and "--tp" in proc.stderr
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
 def test_timeline_shows_every_prefill_instance_without_overlap(systolic_bin, tmp_path):
     timeline = tmp_path / "tl.json"
     pack(tmp_path, "--policy", "ffd", "--overflow", "split", "--timeline", timeline, sets=SETS[:1])

@@ -24,10 +24,10 @@ def test_w8a16_reads_half_the_weight_bytes_and_the_same_macs(systolic_bin, tmp_p
     assert w8["totals"]["macs"] == bf16["totals"]["macs"]
     assert w8["totals"]["seconds"] < bf16["totals"]["seconds"]
     # The matmuls run in bf16 after the VPU dequantised every weight (one multiply each).
-    assert {l["dtype"] for l in w8["layers"] if l["kind"] in ("matmul", "attention")} == {"bf16"}
+    assert {l["dtype"] for l in w8["chips"][0]["layers"] if l["kind"] in ("matmul", "attention")} == {"bf16"}
     assert w8["energy_pj"]["by_component"]["hbm"] < bf16["energy_pj"]["by_component"]["hbm"]
     # The dequantise ops are the matmul layers' own VPU time (bf16 matmuls have none).
-    assert w8["op_kinds"]["matmul"]["vpu_busy_cycles"] > 0 == bf16["op_kinds"]["matmul"]["vpu_busy_cycles"]
+    assert w8["chips"][0]["op_kinds"]["matmul"]["vpu_busy_cycles"] > 0 == bf16["chips"][0]["op_kinds"]["matmul"]["vpu_busy_cycles"]
 
 
 def test_fp8_kv_cache_reads_half_the_kv_bytes(systolic_bin, tmp_path):
@@ -50,7 +50,7 @@ def test_trace_with_dequantise_and_fp8_scale_replays_to_the_same_report(systolic
     assert "b=fp8_e5m2 b_scale=0.25" in text
     a = run_report("-c", V4I, "-t", trace, *REAL_MEMORY, outdir=tmp_path / "a")
     b = run_report(*args, outdir=tmp_path / "b")
-    assert a["layers"] == b["layers"] and a["totals"] == b["totals"]
+    assert a["chips"][0]["layers"] == b["chips"][0]["layers"] and a["totals"] == b["totals"]
 
 
 @pytest.mark.parametrize("extra,needle", [

@@ -155,7 +155,7 @@ def test_gil_is_released_while_simulating(tmp_path):
 def test_frames_and_pending_parameters():
     res = systolic.run(V4I, GPT2)
     layers = res.layers
-    assert list(layers["name"]) == [l["name"] for l in res.to_dict()["layers"]]
+    assert list(layers["name"]) == [l["name"] for l in res.to_dict()["chips"][0]["layers"]]
     assert layers["cycles"].max() <= res.cycles
     assert {"mxu0", "mxu1", "mxu2", "mxu3"} <= set(res.engines["name"])
     assert res.totals["macs"] == int(layers["macs"].sum())
@@ -190,6 +190,19 @@ def test_compile_and_run_a_trace_like_the_cli(tmp_path):
         systolic.run(cfg)
     with pytest.raises(systolic.InputError, match="give a workload"):
         systolic.run(cfg, EXAMPLE, trace=tmp_path / "cli.trace")
+
+
+def test_timeline_and_vcd_are_the_cli_s_files(tmp_path):
+    # run(timeline=, vcd=) take the CLI's --timeline and --vcd through the same pipeline.
+    res = systolic.run(TINY, EXAMPLE, timeline=tmp_path / "py.json", vcd=tmp_path / "py.vcd")
+    cli("run", "-c", TINY, "-w", EXAMPLE, "-o", tmp_path / "cli", "-q", "--timeline", tmp_path / "cli.json",
+        "--vcd", tmp_path / "cli.vcd")
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    assert res.to_json() == (tmp_path / "cli" / "report.json").read_text()
+    py_vcd, cli_vcd = (tmp_path / "py.vcd").read_text(), (tmp_path / "cli.vcd").read_text()
+    assert "$enddefinitions" in py_vcd
+    # The VCD header carries the date; the signals and their values are the same.
+    assert py_vcd[py_vcd.index("$enddefinitions"):] == cli_vcd[cli_vcd.index("$enddefinitions"):]
 
 
 def test_transformer_model_at_a_bucket_equals_the_cli(tmp_path):

@@ -27,6 +27,6 @@ def test_layer_cycles_equal_scalesim(systolic_bin, tmp_path, topology, rows, col
                         "--set", "sram.weights_bytes=1 GiB", "--set", "hbm.capacity_bytes=64 GiB",
                         "--set", f"mxu.cols={cols}", outdir=tmp_path)
     expected = scalesim_total_cycles(topology, rows, cols)
-    got = [(l["name"], l["cycles"] - 1) for l in report["layers"]]
+    got = [(l["name"], l["cycles"] - 1) for l in report["chips"][0]["layers"]]
     assert len(got) == len(expected)
     assert got == [(name, cycles) for name, cycles in expected]

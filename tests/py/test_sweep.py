@@ -58,7 +58,7 @@ grid:
 list:
   - {{mxu.dtype: bf16}}
   - {{mxu.dtype: int8, mxu.count: 2}}
-metrics: [totals.*, layers.qkv_proj.cycles]
+metrics: [totals.*, chips.0.layers.qkv_proj.cycles]
 """
 
 
@@ -85,7 +85,7 @@ def test_24_points_on_2_workers_equal_single_runs(local24):
         report = systolic.run(systolic.load_config(V4I, p.overrides), GPT2).to_dict()
         metrics = json.loads(rows[p.hash]["metrics"])
         assert metrics == {**{f"totals.{k}": v for k, v in report["totals"].items()},
-                           "layers.qkv_proj.cycles": report["layers"][0]["cycles"]}
+                           "chips.0.layers.qkv_proj.cycles": report["chips"][0]["layers"][0]["cycles"]}
         assert json.loads(rows[p.hash]["config"]) == report["config"]
     row = frame[(frame["mxu.rows"] == 64) & (frame["mxu.cols"] == 256) &
                 (frame["mxu.dtype"] == "int8")].iloc[0]
@@ -115,11 +115,11 @@ def test_asking_for_more_metrics_reruns_points(tmp_path):
     spec = {"config": str(V4I), "workload": str(GPT2), "grid": {"mxu.rows": [64, 128]},
             "metrics": ["totals.cycles"]}
     first = systolic.sweep(spec, tmp_path, jobs=1, progress=False)
-    assert first.attrs["ran"] == 2 and "layers.ffn_up.cycles" not in first.columns
+    assert first.attrs["ran"] == 2 and "chips.0.layers.ffn_up.cycles" not in first.columns
     assert systolic.sweep(spec, tmp_path, jobs=1, progress=False).attrs["ran"] == 0
-    spec["metrics"].append("layers.ffn_up.cycles")
+    spec["metrics"].append("chips.0.layers.ffn_up.cycles")
     more = systolic.sweep(spec, tmp_path, jobs=1, progress=False)
-    assert more.attrs["ran"] == 2 and more["layers.ffn_up.cycles"].notna().all()
+    assert more.attrs["ran"] == 2 and more["chips.0.layers.ffn_up.cycles"].notna().all()
     assert list(more["totals.cycles"]) == list(first["totals.cycles"])
 
 
@@ -132,7 +132,7 @@ def test_dask_local_cluster_equals_local_pool(local24, tmp_path):
         dask_frame = systolic.sweep(spec, tmp_path / "dask", dask=cluster.scheduler_address,
                                     progress=False)
     assert dask_frame.attrs["ran"] == 24 and set(dask_frame["status"]) == {"ok"}
-    metric_cols = [c for c in frame.columns if c.startswith(("totals.", "layers."))]
+    metric_cols = [c for c in frame.columns if c.startswith(("totals.", "chips."))]
     assert metric_cols
     cols = ["hash", "mxu.rows", "mxu.cols", "mxu.dtype"] + metric_cols
     assert dask_frame[cols].equals(frame[cols])
@@ -234,10 +234,10 @@ def test_a_point_whose_workload_does_not_fit_the_hbm_fails_with_the_cli_message(
     # one byte less fails the point, exactly that much runs it.
     small = REPO / "tests" / "data" / "models" / "capacity-lm.yaml"
     spec = {"config": str(V4I), "workload": str(small), "bucket": "4x512", "phase": "decode",
-            "grid": {"hbm.capacity_bytes": [4997119, 4997120]}, "metrics": ["memory.hbm.footprint_bytes"]}
+            "grid": {"hbm.capacity_bytes": [4997119, 4997120]}, "metrics": ["chips.0.memory.hbm.footprint_bytes"]}
     frame = systolic.sweep(spec, tmp_path / "out", jobs=1, progress=False)
     by = {c: row for c, row in zip(frame["hbm.capacity_bytes"], frame.to_dict("records"))}
-    assert by[4997120]["status"] == "ok" and by[4997120]["memory.hbm.footprint_bytes"] == 4997120
+    assert by[4997120]["status"] == "ok" and by[4997120]["chips.0.memory.hbm.footprint_bytes"] == 4997120
     assert by[4997119]["status"] == "error"
     assert by[4997119]["error"] == cli_error("run", "-c", V4I, "-w", small, "--bucket", "4x512", "--phase", "decode",
                                              "--set", "hbm.capacity_bytes=4997119", "-o", tmp_path / "x")
@@ -282,6 +282,9 @@ def test_a_crashing_point_is_recorded_and_others_finish(tmp_path, monkeypatch):
     ("config: {tiny}\nworkload: {gpt2}\nmetrics: [total.cycles]\n",
      "spec.yaml:3: metric 'total.cycles': report.json has no section 'total' "
      "(did you mean 'totals'?)"),
+    ("config: {tiny}\nworkload: {gpt2}\nmetrics: [totals.cycles, layers.qkv_proj.cycles]\n",
+     "spec.yaml:3: metric 'layers.qkv_proj.cycles': report schema 2 moved 'layers' into each chip: "
+     "expected 'chips.0.layers.qkv_proj.cycles'"),
     ("config: {tiny}\nworkload: {gpt2}\ngrid: {{mxu.rows: [4]}}\nlist: [{{mxu.rows: 8}}]\n",
      "spec.yaml:4: 'mxu.rows' is swept by both 'grid' and 'list' entry 1"),
     ("config: [\n", "spec.yaml:2: malformed YAML"),
@@ -332,12 +335,16 @@ def test_example_spec_and_plots(local24, tmp_path):
                           capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0 and (tmp_path / "run" / "roofline.png").exists(), proc.stderr
     proc = subprocess.run(plot + ["energy", str(report)], capture_output=True, text=True, env=ENV)
-    assert proc.returncode == 0 and "skipped" in proc.stdout
+    assert proc.returncode == 0 and (tmp_path / "run" / "energy.png").exists(), proc.stderr
     data = json.loads(report.read_text())
+    del data["energy_pj"]
+    write(report, json.dumps(data))
+    proc = subprocess.run(plot + ["energy", str(report)], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and "skipped" in proc.stdout
     for energy in ({"mxu": 4.0e6, "sram": 1.5e6, "hbm": 6.0e6},
                    {"total": 11.5e6, "by_component": {"mxu": 4.0e6, "vmem": 1.5e6, "hbm": 6.0e6},
                     "by_op_kind": {"matmul": 11.5e6}}):
-        data["totals"]["energy_pj"] = energy
+        data["energy_pj"] = energy
         write(report, json.dumps(data))
         (tmp_path / "run" / "energy.png").unlink(missing_ok=True)
         proc = subprocess.run(plot + ["energy", str(report)], capture_output=True, text=True,

@@ -15,13 +15,13 @@ def test_gpt2_prefill_matches_the_gemm_list(systolic_bin, tmp_path):
     model = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024",
                        outdir=tmp_path / "m")
     gemms = run_report("-c", V4I, "-w", REPO / "traces" / "gemms" / "gpt2.yaml", outdir=tmp_path / "g")
-    kinds = model["op_kinds"]
+    kinds = model["chips"][0]["op_kinds"]
     # One layer of the hand-written list x 12 layers = the model's matmul + attention MACs,
     # less the LM head (last token only: 768 x 50257) which the list leaves out.
-    per_layer = sum(l["macs"] for l in gemms["layers"])
+    per_layer = sum(l["macs"] for l in gemms["chips"][0]["layers"])
     assert kinds["matmul"]["macs"] + kinds["attention"]["macs"] == 12 * per_layer + 768 * 50257
     assert kinds["vector"]["vpu_busy_cycles"] > 0 and kinds["vector"]["macs"] == 0
-    assert {l["kind"] for l in model["layers"]} == {"matmul", "attention", "vector"}
+    assert {l["kind"] for l in model["chips"][0]["layers"]} == {"matmul", "attention", "vector"}
 
 
 # Llama-2-7B in bf16: every weight matrix (32 layers x 202.4 M + the 32000 x 4096 LM head) and
@@ -52,7 +52,7 @@ def test_prefill_attention_keeps_the_scores_on_chip(systolic_bin, tmp_path):
     # one the HBM counted.
     r = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", *REAL_MEMORY, outdir=tmp_path / "r")
     ideal = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", outdir=tmp_path / "i")
-    layers = {l["name"]: l for l in r["layers"]}
+    layers = {l["name"]: l for l in r["chips"][0]["layers"]}
     heads, S, hd = 12 * 12, 1024, 64
     assert layers["layer.attn_scores"]["hbm_bytes_read"] == heads * (S * hd + hd * S) * 2
     assert layers["layer.attn_scores"]["hbm_bytes_written"] == 0
@@ -61,13 +61,13 @@ def test_prefill_attention_keeps_the_scores_on_chip(systolic_bin, tmp_path):
     assert layers["layer.attn_context"]["hbm_bytes_written"] == heads * S * hd * 2
     assert r["totals"]["macs"] == r["totals"]["macs_issued"] == ideal["totals"]["macs"]
     for field in ("hbm_bytes_read", "hbm_bytes_written"):
-        assert sum(l[field] for l in r["layers"]) == r["totals"][field]
-        assert sum(k.get(field, 0) for k in r["op_kinds"].values()) == r["totals"][field]
-    assert r["memory"]["hbm"]["bytes_read"] == r["totals"]["hbm_bytes_read"]
-    assert r["memory"]["hbm"]["bytes_written"] == r["totals"]["hbm_bytes_written"]
+        assert sum(l[field] for l in r["chips"][0]["layers"]) == r["totals"][field]
+        assert sum(k.get(field, 0) for k in r["chips"][0]["op_kinds"].values()) == r["totals"][field]
+    assert r["chips"][0]["memory"]["hbm"]["bytes_read"] == r["totals"]["hbm_bytes_read"]
+    assert r["chips"][0]["memory"]["hbm"]["bytes_written"] == r["totals"]["hbm_bytes_written"]
     # The VPU still does all of the softmax, in blocks of query rows: at least the cycles of the
     # ideal run's one op per layer.
-    ideal_softmax = next(l for l in ideal["layers"] if l["name"] == "layer.softmax")
+    ideal_softmax = next(l for l in ideal["chips"][0]["layers"] if l["name"] == "layer.softmax")
     assert layers["layer.softmax"]["vpu_busy_cycles"] >= ideal_softmax["vpu_busy_cycles"]
 
 
@@ -79,7 +79,7 @@ def test_fused_attention_trace_round_trip(systolic_bin, tmp_path):
     a = run_report("-c", V4I, "-t", trace, "--set", "memory.ideal=false", outdir=tmp_path / "a")
     b = run_report("-c", V4I, "-w", MODELS / "bert-base.yaml", "--bucket", "2x128", "--set", "memory.ideal=false",
                    outdir=tmp_path / "b")
-    assert a["layers"] == b["layers"] and a["totals"] == b["totals"]
+    assert a["chips"][0]["layers"] == b["chips"][0]["layers"] and a["totals"] == b["totals"]
 
 
 def test_trace_round_trip_with_vector_ops(systolic_bin, tmp_path):
@@ -89,7 +89,7 @@ def test_trace_round_trip_with_vector_ops(systolic_bin, tmp_path):
     assert "stream vpu0" in trace.read_text() and "  vector layer=" in trace.read_text()
     a = run_report("-c", V4I, "-t", trace, outdir=tmp_path / "a")
     b = run_report("-c", V4I, "-w", MODELS / "bert-base.yaml", "--bucket", "2x128", outdir=tmp_path / "b")
-    assert a["layers"] == b["layers"] and a["totals"] == b["totals"]
+    assert a["chips"][0]["layers"] == b["chips"][0]["layers"] and a["totals"] == b["totals"]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -109,6 +109,6 @@ def test_vector_work_overlaps_the_mxus_where_dependencies_allow(systolic_bin, tm
     # compute the next heads: the run is shorter than MXU time plus VPU time, and never
     # shorter than either.
     r = run_report("-c", V4I, "-w", MODELS / "gpt2.yaml", "--bucket", "1x1024", outdir=tmp_path / "o")
-    engines = {e["name"]: e for e in r["engines"]}
+    engines = {e["name"]: e for e in r["chips"][0]["engines"]}
     mxu, vpu = engines["mxu0"]["busy_cycles"], engines["vpu0"]["busy_cycles"]
     assert max(mxu, vpu) <= r["totals"]["cycles"] < mxu + vpu

@@ -88,7 +88,7 @@ def test_mlp0_gap_is_the_activation_traffic(systolic_bin):
     # them in its Unified Buffer): 20 MB of weights + 5 x 2 x 200 x 2000 B of activations.
     report = validate.run(validate.CONFIGS / "tpu-v1.yaml", validate.TPU_V1_GEMMS / "mlp0.yaml")
     moved = report["totals"]["hbm_bytes_read"] + report["totals"]["hbm_bytes_written"]
-    assert report["memory"]["hbm"]["footprint"]["weights"] == pytest.approx(20e6, rel=0.001)
+    assert report["chips"][0]["memory"]["hbm"]["footprint"]["weights"] == pytest.approx(20e6, rel=0.001)
     assert moved == pytest.approx(20e6 + 5 * 2 * 200 * 2000, rel=0.002)
     # Only the weights at the bandwidth the run sustained: within 15 % of the paper's 12.3 TOPS.
     sustained = moved / report["totals"]["seconds"]
@@ -143,10 +143,10 @@ def test_tpu_v5e_preset_is_one_v5e_chip(systolic_bin, tmp_path):
     wl.write_text("gemms:\n  - {name: g, m: 128, k: 128, n: 512}\n")
     report = run_report("-c", V5E, "-w", wl, outdir=tmp_path / "o")
     c = report["config"]
-    assert "chips" not in report  # one chip, no interconnect
+    assert report["system"]["chips"] == 1 and report["links"] == []  # one chip, no interconnect
     assert 2 * c["mxu"]["rows"] * c["mxu"]["cols"] * c["mxu"]["count"] * c["clock_mhz"] * 1e6 == \
         pytest.approx(197e12, rel=0.005)
-    hbm = report["memory"]["hbm"]
+    hbm = report["chips"][0]["memory"]["hbm"]
     assert hbm["peak_gbps"] == pytest.approx(819.2)  # 16 ch x 2 pseudo x 8 B x 3.2 GT/s, [GC] 819
     assert hbm["capacity_bytes"] == 16 * GIB
     assert report["totals"]["hbm_bytes_read"] > 0  # the real memory system ran
@@ -170,7 +170,7 @@ def test_llama3_8b_bucket_set_fits_with_int8_weights(systolic_bin, tmp_path):
     # Its footprint, on a what-if HBM large enough to hold it: the pool's KV cache, and the bf16
     # weights, which with the table left out are the arithmetic's parameters.
     report = run_report(*args, "--set", "hbm.capacity_bytes=24 GiB", outdir=tmp_path / "o")
-    fp = report["memory"]["hbm"]["footprint"]
+    fp = report["chips"][0]["memory"]["hbm"]["footprint"]
     assert fp["kv_cache"] == 16 * 2048 * kv_per_token
     embeddings = model["vocab"] * model["d_model"]  # a lookup, not streamed
     assert fp["weights"] / 2 + embeddings == pytest.approx(params, rel=0.001)
@@ -187,7 +187,7 @@ def test_gemm_list_vector_entries_cost_the_vpu_closed_form(systolic_bin, tmp_pat
                   "  - {name: up, vector: mul, rows: 64, cols: 1024, repeat: 3}\n")
     for mode in ("false", "true"):
         report = run_report("-c", V5E, "-w", wl, "--set", f"memory.ideal={mode}", outdir=tmp_path / mode)
-        layers = {l["name"]: l for l in report["layers"]}
+        layers = {l["name"]: l for l in report["chips"][0]["layers"]}
         assert layers["act"]["kind"] == "vector"
         assert layers["act"]["vpu_busy_cycles"] == 8 + math.ceil(8 * 24 * (3 + 2 * 4) / 2)
         assert layers["up"]["vpu_busy_cycles"] == 3 * (8 + math.ceil(8 * 8 * 1 / 2))

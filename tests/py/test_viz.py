@@ -251,8 +251,8 @@ def test_timeline_is_valid_and_spans_the_run(systolic_bin, tmp_path):
     tl = json.loads((tmp_path / "tl.json").read_text())
     tracks, per_track = check_timeline(tl, report["totals"]["cycles"])
     # One track per engine of the report, one slice per instruction it ran.
-    assert sorted(tracks.values()) == sorted(e["name"] for e in report["engines"])
-    for engine in report["engines"]:
+    assert sorted(tracks.values()) == sorted(e["name"] for e in report["chips"][0]["engines"])
+    for engine in report["chips"][0]["engines"]:
         work = [e for e in per_track.get(engine["name"], []) if e["cat"] != "stall"]
         assert len(work) == engine["instructions"]
         assert sum(e["dur"] for e in work) == engine["busy_cycles"]
@@ -274,8 +274,8 @@ def test_timeline_tracks_come_from_the_engines_generically(systolic_bin, tmp_pat
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     tl = json.loads((tmp_path / "tl.json").read_text())
     tracks, per_track = check_timeline(tl, report["totals"]["cycles"])
-    assert sorted(tracks.values()) == sorted(e["name"] for e in report["engines"])
-    for engine in report["engines"]:
+    assert sorted(tracks.values()) == sorted(e["name"] for e in report["chips"][0]["engines"])
+    for engine in report["chips"][0]["engines"]:
         work = [e for e in per_track.get(engine["name"], []) if e["cat"] != "stall"]
         assert len(work) == engine["instructions"]
         for e in work:
@@ -299,7 +299,7 @@ def test_timeline_hbm_channels(systolic_bin, tmp_path):
             "--bucket", "1x256", "--set", "memory.ideal=false", "-o", out, "-q", "--timeline", tmp_path / "tl.json")
     report = json.loads((out / "report.json").read_text())
     tl = json.loads((tmp_path / "tl.json").read_text())
-    busy = report["memory"]["hbm"]["channel_busy_cycles"]
+    busy = report["chips"][0]["memory"]["hbm"]["channel_busy_cycles"]
     pcs = report["config"]["hbm"]["pseudo_channels"]
     assert len(busy) == report["config"]["hbm"]["channels"] and sum(busy) > 0
     for ch, want in enumerate(busy):

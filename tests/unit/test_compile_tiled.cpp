@@ -12,7 +12,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace {
@@ -29,8 +29,8 @@ ChipConfig v4i(std::vector<std::string> overrides = {}) {
 Workload attention(int64_t m, int64_t hd, int64_t n, int64_t instances) {
   Workload w;
   w.name = "attention";
-  w.gemms = {{"scores", m, hd, n, DType::bf16, instances, "t:1", "attention"},
-             {"context", m, n, hd, DType::bf16, instances, "t:2", "attention"}};
+  w.gemms = {{"scores", m, hd, n, DType::bf16, instances, "t:1", LayerKind::attention},
+             {"context", m, n, hd, DType::bf16, instances, "t:2", LayerKind::attention}};
   VectorWork softmax;
   softmax.name = "softmax";
   softmax.op = {VectorKind::softmax, instances * m, n, DType::bf16};
@@ -174,7 +174,7 @@ TEST_CASE("fused attention: small instances take the MXUs in turn", "[compile][a
 
 TEST_CASE("GEMM entries that are not an attention chain are not fused", "[compile][attention]") {
   Workload w = attention(256, 64, 256, 2);
-  w.gemms[1].kind = "matmul";  // the context as a weight matmul: own weights, no softmax fusion
+  w.gemms[1].kind = LayerKind::matmul;  // the context as a weight matmul: own weights, no softmax fusion
   const Program p = compile(v4i(), w);
   const auto c = counts(p);
   REQUIRE(p.layers.size() == 3);
@@ -192,7 +192,7 @@ TEST_CASE("GEMM loop order: weights outer when the activations come in blocks an
   const uint64_t mib = 1 << 20;
   Workload big;
   big.name = "big";
-  big.gemms = {{"ws", 4096, 4096, 4096, DType::bf16, 1, "t:1", "matmul"}};
+  big.gemms = {{"ws", 4096, 4096, 4096, DType::bf16, 1, "t:1", LayerKind::matmul}};
   for (const char* buffering : {"dma.double_buffer=true", "dma.double_buffer=false"})
     for (const char* engines : {"dma.engines=1", "dma.engines=4"}) {
       INFO(buffering << " " << engines);
@@ -209,7 +209,7 @@ TEST_CASE("GEMM loop order: weights outer when the activations come in blocks an
   // activations outer would read W twice (16 + 2 x 96 MiB).
   Workload qkv;
   qkv.name = "qkv";
-  qkv.gemms = {{"qkv", 2048, 4096, 12288, DType::bf16, 1, "t:1", "matmul"}};
+  qkv.gemms = {{"qkv", 2048, 4096, 12288, DType::bf16, 1, "t:1", LayerKind::matmul}};
   const ChipConfig cfg = v4i();
   const Program p = compile(cfg, qkv);
   CHECK(counts(p)[0].hbm_read == 2 * 16 * mib + 96 * mib);
@@ -217,7 +217,7 @@ TEST_CASE("GEMM loop order: weights outer when the activations come in blocks an
   // One block of rows (decode): activations outer, W streamed once past it.
   Workload decode;
   decode.name = "decode";
-  decode.gemms = {{"qkv", 4, 4096, 12288, DType::bf16, 1, "t:1", "matmul"}};
+  decode.gemms = {{"qkv", 4, 4096, 12288, DType::bf16, 1, "t:1", LayerKind::matmul}};
   CHECK(counts(compile(cfg, decode))[0].hbm_read == 4 * 4096 * 2 + 96 * mib);
 }
 

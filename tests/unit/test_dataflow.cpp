@@ -13,7 +13,7 @@
 
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/compile.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;

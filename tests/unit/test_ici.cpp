@@ -9,7 +9,7 @@
 #include "models/ici/ici_network.hpp"
 #include "models/ici/topology.hpp"
 #include "sim/compile/compile.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
 using namespace systolic;

@@ -10,7 +10,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/config/config.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/transformer/lower.hpp"
 #include "sim/workload/workload.hpp"

@@ -4,7 +4,7 @@
 
 #include "models/common/error.hpp"
 #include "sim/compile/compile.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "tests/unit/fixtures.hpp"
 
 using namespace systolic;

@@ -8,7 +8,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/timeline.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/unit/fixtures.hpp"
 
@@ -158,7 +158,7 @@ TEST_CASE("SRAM occupancy of a hand-made program, by the rule of docs/timelines.
   // dma1 drains to HBM once mm1 signals acc_full.
   const auto cfg = tiny_memory();
   Program p;
-  p.layers.push_back({"l", 8, 8, 4, DType::int8, 1, 8 * 8 * 4, "t:1", "matmul"});
+  p.layers.push_back({"l", 8, 8, 4, DType::int8, 1, 8 * 8 * 4, "t:1", LayerKind::matmul});
   p.semaphores = {"a_full", "w_full", "acc_full"};
   p.buffers = {{"act", kVmem, 0, 64}, {"wgt", kWeights, 0, 16}, {"acc", kAccumulators, 0, 128}};
   const auto dma = [](DmaDescriptor d, std::vector<SemWait> waits, std::vector<int> signals) {
@@ -286,8 +286,8 @@ TEST_CASE("SRAM occupancy sees fused attention's on-chip scores and probabilitie
   // 2 heads of scores Q[256, 64] K[64, 256] -> softmax -> P[256, 256] V[256, 64], bf16: the
   // scores live in the accumulators and the probabilities in vmem, and no DMA moves either.
   ChipConfig cfg = load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml", {"memory.ideal=false"});
-  Workload w = testing::gemm_workload({{"scores", 256, 64, 256, DType::bf16, 2, "t:1", "attention"},
-                                       {"context", 256, 256, 64, DType::bf16, 2, "t:2", "attention"}});
+  Workload w = testing::gemm_workload({{"scores", 256, 64, 256, DType::bf16, 2, "t:1", LayerKind::attention},
+                                       {"context", 256, 256, 64, DType::bf16, 2, "t:2", LayerKind::attention}});
   VectorWork softmax;
   softmax.name = "softmax";
   softmax.op = {VectorKind::softmax, 2 * 256, 256, DType::bf16};

@@ -9,7 +9,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/config/hash.hpp"
 #include "sim/config/schema.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
 using namespace systolic;
@@ -106,6 +106,16 @@ TEST_CASE("bad traces name the line and what was expected", "[trace]") {
              Catch::Contains(at(7) + "semaphore 's' is waited for until >= 2 but only ever signalled 1 time(s)"));
   CHECK_THAT(error_of(head_text() + "stream mxu0\n  matmul layer=0 name=\"open\n"),
              Catch::Contains(at(5) + "unterminated quoted value"));
+  CHECK_THAT(error_of(header_text() + "chip rows=4 cols=4 mxus=2\nlayer 0 name=l kind=conv m=4 k=4 n=4 dtype=bf16 "
+                                "repeat=1 macs=64 source=x\n"),
+             Catch::Contains(at(2) + "key 'kind': expected matmul, attention, vector or collective, got 'conv'"));
+}
+
+TEST_CASE("every layer kind is spelled by one table, read back by the same table", "[trace]") {
+  for (LayerKind k : {LayerKind::matmul, LayerKind::attention, LayerKind::vector, LayerKind::collective})
+    CHECK(parse_layer_kind(layer_kind_name(k)) == k);
+  CHECK(std::string(layer_kind_name(LayerKind::collective)) == "collective");
+  CHECK_FALSE(parse_layer_kind("Matmul").has_value());
 }
 
 TEST_CASE("FNV-1a 64 matches the published test vectors", "[trace]") {

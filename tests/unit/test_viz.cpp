@@ -14,7 +14,7 @@
 #include "models/mxu/mxu_core.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/compile/compile.hpp"
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/viz/grid_view.hpp"
 #include "sim/viz/html_writer.hpp"
 #include "sim/viz/pad_tokens.hpp"
@@ -305,7 +305,7 @@ TEST_CASE("the recorder flags a pad row in exactly the PEs it passes through", "
 TEST_CASE("which rows of A are pad tokens, layer by layer", "[viz][pad]") {
   const PadTokens t{{2, 4}, {3, 1}, "test"};  // lane 0: 3 useful + 1 pad, lane 1: 1 + 3
   CHECK(t.pad_count() == 4);
-  const auto layer = [](const char* name, int64_t m, const char* kind) {
+  const auto layer = [](const char* name, int64_t m, LayerKind kind) {
     LayerInfo l;
     l.name = name;
     l.m = m;
@@ -313,15 +313,15 @@ TEST_CASE("which rows of A are pad tokens, layer by layer", "[viz][pad]") {
     return l;
   };
   using Rows = std::vector<uint8_t>;
-  CHECK(pad_token_rows(t, layer("layer.qkv_proj", 8, "matmul"), 0) == Rows{0, 0, 0, 1, 0, 1, 1, 1});
-  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, "attention"), 0) == Rows{0, 0, 0, 1});
-  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, "attention"), 1) == Rows{0, 1, 1, 1});
-  CHECK(pad_token_rows(t, layer("layer.attn_context", 4, "attention"), 6) == Rows{0, 0, 0, 1});
-  CHECK(pad_token_rows(t, layer("head.lm_head", 2, "matmul"), 0) == Rows{0, 0});
-  CHECK(pad_token_rows({{2, 4}, {3, 0}, ""}, layer("head.lm_head", 2, "matmul"), 0) == Rows{0, 1});
-  CHECK(pad_token_rows(t, layer("moe_layer.expert_up", 8, "matmul"), 0).empty());
-  CHECK(pad_token_rows(t, layer("layer.ffn_act", 8, "vector"), 0).empty());
-  CHECK(pad_token_rows(t, layer("other", 5, "matmul"), 0).empty());
+  CHECK(pad_token_rows(t, layer("layer.qkv_proj", 8, LayerKind::matmul), 0) == Rows{0, 0, 0, 1, 0, 1, 1, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, LayerKind::attention), 0) == Rows{0, 0, 0, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_scores", 4, LayerKind::attention), 1) == Rows{0, 1, 1, 1});
+  CHECK(pad_token_rows(t, layer("layer.attn_context", 4, LayerKind::attention), 6) == Rows{0, 0, 0, 1});
+  CHECK(pad_token_rows(t, layer("head.lm_head", 2, LayerKind::matmul), 0) == Rows{0, 0});
+  CHECK(pad_token_rows({{2, 4}, {3, 0}, ""}, layer("head.lm_head", 2, LayerKind::matmul), 0) == Rows{0, 1});
+  CHECK(pad_token_rows(t, layer("moe_layer.expert_up", 8, LayerKind::matmul), 0).empty());
+  CHECK(pad_token_rows(t, layer("layer.ffn_act", 8, LayerKind::vector), 0).empty());
+  CHECK(pad_token_rows(t, layer("other", 5, LayerKind::matmul), 0).empty());
 
   const PadTokens u = uniform_pad_tokens({1, 8}, 3);
   CHECK(u.useful == std::vector<int64_t>{5});

@@ -87,15 +87,22 @@ class Result:
 
     @property
     def layers(self):
-        """One row per layer (name, m, k, n, dtype, repeat, folds, cycles, macs, utilization...)."""
-        import pandas as pd
-        return pd.DataFrame(self._report()["layers"])
+        """One row per layer (name, m, k, n, dtype, repeat, folds, cycles, macs, utilization...)
+        of each chip (report["chips"][i]["layers"]); a `chip` column first on a multi-chip run."""
+        return self._per_chip("layers")
 
     @property
     def engines(self):
-        """One row per engine (busy, stalled and idle cycles)."""
+        """One row per engine of each chip (busy, stalled and idle cycles); a `chip` column
+        first on a multi-chip run."""
+        return self._per_chip("engines")
+
+    def _per_chip(self, section):
         import pandas as pd
-        return pd.DataFrame(self._report()["engines"])
+        chips = self._report()["chips"]
+        if len(chips) == 1:
+            return pd.DataFrame(chips[0][section])
+        return pd.DataFrame([{"chip": c["chip"], **row} for c in chips for row in c[section]])
 
     @property
     def buckets(self):
@@ -123,20 +130,24 @@ def _result_from_json(text):
 
 
 def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform",
-        weight_dtype=None, activation_dtype=None, kv_dtype=None):
+        skew=1.0, routing_seed=1, weight_dtype=None, activation_dtype=None, kv_dtype=None, timeline=None,
+        vcd=None):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
     bucket="BxS" and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
     `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
     released while simulating. On a multi-chip config (ici.topology) every chip runs, a
-    transformer sharded tp= / ep= ways (routing="uniform"|"skewed"), as `--tp/--ep/--routing`;
-    the Result is then the system report (docs/report.md, "Multi-chip runs"). weight_dtype=,
+    transformer sharded tp= / ep= ways (routing="uniform"|"skewed", skew= its Zipf exponent,
+    routing_seed= which experts are popular), as `--tp/--ep/--routing/--skew/--routing-seed`;
+    the report has one entry in `chips` per chip (docs/report.md). weight_dtype=,
     activation_dtype=, kv_dtype= override a transformer file's types, as `--weight-dtype` etc.
-    (docs/precision.md)."""
-    return Result(_systolic.run(_as_config(config),
-                                None if workload is None else _os.fspath(workload),
-                                None if trace is None else _os.fspath(trace),
-                                bucket, phase, int(tp), int(ep), routing, weight_dtype, activation_dtype, kv_dtype))
+    (docs/precision.md). timeline=PATH and vcd=PATH write those files, as `--timeline` and
+    `--vcd`."""
+    def path(p):
+        return None if p is None else _os.fspath(p)
+    return Result(_systolic.run(_as_config(config), path(workload), path(trace), bucket, phase, int(tp), int(ep),
+                                routing, float(skew), int(routing_seed), weight_dtype, activation_dtype, kv_dtype,
+                                path(timeline), path(vcd)))
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,

@@ -41,6 +41,8 @@ DB_NAME = "sweep.sqlite"
 CSV_NAME = "results.csv"
 SCHEMA_VERSION = 1
 DEFAULT_METRICS = ["totals.*"]
+# Sections of a version-1 report that report schema 2 moved into chips[] (docs/report.md).
+_MOVED_TO_CHIPS = ("layers", "engines", "memory", "op_kinds")
 
 # Exit codes of the command: as `systolic` (0 ok, 2 bad input), plus these.
 EXIT_POINTS_FAILED = 3
@@ -305,10 +307,13 @@ def load_spec(spec, base_dir=None):
                           "[totals.cycles, totals.utilization]", "metrics")
     # A typo of a known section stops the sweep now; other names are checked against each
     # point's report (reports gain sections), where a missing one fails the point.
-    roots = ("totals", "config", "workload", "layers", "engines", "buckets", "generator",
-             "schema_version")
+    roots = ("totals", "config", "workload", "system", "chips", "energy_pj", "collectives", "links",
+             "memory_timing", "buckets", "generator", "schema_version")
     for i, m in enumerate(metrics):
         root = m.split(".")[0]
+        if root in _MOVED_TO_CHIPS:
+            raise lines.error(f"metric '{m}': report schema 2 moved '{root}' into each chip: "
+                              f"expected 'chips.0.{m}' (docs/report.md)", "metrics", i)
         close = difflib.get_close_matches(root, roots, n=1, cutoff=0.75)
         if root not in roots and close:
             raise lines.error(f"metric '{m}': report.json has no section '{root}' "

@@ -33,19 +33,20 @@ class Builder {
   void group(std::string name, int64_t count, int64_t first_layer) {
     out_.groups.push_back({std::move(name), count, first_layer});
   }
-  void matmul(std::string name, int64_t m, int64_t k, int64_t n, int64_t repeat = 1) {
-    gemm(std::move(name), OpKind::matmul, {m, k, n, Operand::weights, false}, repeat);
+  void matmul(std::string name, OpRole role, int64_t m, int64_t k, int64_t n, int64_t repeat = 1) {
+    gemm(std::move(name), OpKind::matmul, role, {m, k, n, Operand::weights, false}, repeat);
   }
   void attention(std::string name, int64_t m, int64_t k, int64_t n, Operand b, int64_t repeat,
                  bool reused = false, int64_t b_group = 1) {
     GemmShape shape{m, k, n, b, reused};
     shape.b_group = b_group;
-    gemm(std::move(name), OpKind::attention, shape, repeat);
+    gemm(std::move(name), OpKind::attention, OpRole::attention, shape, repeat);
   }
-  void vector(std::string name, VectorKind kind, int64_t rows, int64_t cols, int64_t repeat = 1) {
+  void vector(std::string name, OpRole role, VectorKind kind, int64_t rows, int64_t cols, int64_t repeat = 1) {
     TfOp op;
     op.name = std::move(name);
     op.kind = OpKind::vector;
+    op.role = role;
     op.shape = VectorShape{kind, rows, cols};
     op.repeat = repeat;
     op.group = static_cast<int>(out_.groups.size()) - 1;
@@ -60,10 +61,11 @@ class Builder {
   }
 
  private:
-  void gemm(std::string name, OpKind kind, GemmShape shape, int64_t repeat) {
+  void gemm(std::string name, OpKind kind, OpRole role, GemmShape shape, int64_t repeat) {
     TfOp op;
     op.name = std::move(name);
     op.kind = kind;
+    op.role = role;
     op.shape = shape;
     op.repeat = repeat;
     op.group = static_cast<int>(out_.groups.size()) - 1;
@@ -88,20 +90,20 @@ VectorKind act_kind(const ModelSpec& m) {
 // An FFN of width `ff` on `rows` tokens, `repeat` independent copies (experts), of which
 // `useful_rows` in all carry tokens (-1: every row).
 // Gated: gate and up (d -> ff), act(gate) * up, down (ff -> d). Plain: up, act, down.
-void ffn(Builder& b, const ModelSpec& m, const std::string& prefix, int64_t rows, int64_t ff,
+void ffn(Builder& b, const ModelSpec& m, const std::string& prefix, FfnRoles roles, int64_t rows, int64_t ff,
          int64_t repeat, int64_t useful_rows = -1) {
   const int64_t d = m.d_model;
   const size_t first = b.op_count();
   if (m.gated_ffn) {
-    b.matmul(prefix + "_gate", rows, d, ff, repeat);
-    b.matmul(prefix + "_up", rows, d, ff, repeat);
-    b.vector(prefix + "_act", act_kind(m), rows * repeat, ff);
-    b.vector(prefix + "_mul", VectorKind::mul, rows * repeat, ff);
+    b.matmul(prefix + "_gate", roles.in, rows, d, ff, repeat);
+    b.matmul(prefix + "_up", roles.in, rows, d, ff, repeat);
+    b.vector(prefix + "_act", roles.vector, act_kind(m), rows * repeat, ff);
+    b.vector(prefix + "_mul", roles.vector, VectorKind::mul, rows * repeat, ff);
   } else {
-    b.matmul(prefix + "_up", rows, d, ff, repeat);
-    b.vector(prefix + "_act", act_kind(m), rows * repeat, ff);
+    b.matmul(prefix + "_up", roles.in, rows, d, ff, repeat);
+    b.vector(prefix + "_act", roles.vector, act_kind(m), rows * repeat, ff);
   }
-  b.matmul(prefix + "_down", rows, ff, d, repeat);
+  b.matmul(prefix + "_down", roles.out, rows, ff, d, repeat);
   if (useful_rows >= 0 && useful_rows < rows * repeat) b.set_useful_rows(first, useful_rows);
 }
 
@@ -112,66 +114,66 @@ void attention(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64
   const int64_t T = prefill ? batch * len : batch;
   const bool rope = m.positional == Positional::rope;
   if (!m.mla) {
-    b.matmul("qkv_proj", T, d, (H + 2 * KV) * hd);
-    if (rope) b.vector("rope", VectorKind::rope, T, (H + KV) * hd);
+    b.matmul("qkv_proj", OpRole::head_proj, T, d, (H + 2 * KV) * hd);
+    if (rope) b.vector("rope", OpRole::rope, VectorKind::rope, T, (H + KV) * hd);
     if (prefill) {
       // Every query head against its KV group's keys: the full S x S rectangle. The G = H / KV
       // heads of a group read the same K and V.
       const int64_t G = H / KV;
       b.attention("attn_scores", len, hd, len, Operand::activations, batch * H, false, G);
-      b.vector("softmax", VectorKind::softmax, len, len, batch * H);  // per head: it overlaps the next head's scores
+      b.vector("softmax", OpRole::attention, VectorKind::softmax, len, len, batch * H);  // per head: it overlaps the next head's scores
       b.attention("attn_context", len, len, hd, Operand::activations, batch * H, false, G);
     } else {
       // Per slot and KV head, the G query heads sharing it read the cached K and V.
       const int64_t G = H / KV;
       b.attention("attn_scores", G, hd, len, Operand::kv_cache, batch * KV);
-      b.vector("softmax", VectorKind::softmax, G, len, batch * KV);
+      b.vector("softmax", OpRole::attention, VectorKind::softmax, G, len, batch * KV);
       b.attention("attn_context", G, len, hd, Operand::kv_cache, batch * KV);
     }
-    b.matmul("out_proj", T, H * hd, d);
+    b.matmul("out_proj", OpRole::out_proj, T, H * hd, d);
     return;
   }
   // Multi-head latent attention (DeepSeek-V2/V3).
   const MlaSpec& a = *m.mla;
   const int64_t rd = a.rope_head_dim, vd = a.v_head_dim, c = a.kv_lora_rank;
   if (a.q_lora_rank > 0) {
-    b.matmul("q_down", T, d, a.q_lora_rank);
-    b.vector("q_norm", VectorKind::rmsnorm, T, a.q_lora_rank);
-    b.matmul("q_up", T, a.q_lora_rank, H * (hd + rd));
+    b.matmul("q_down", OpRole::latent_proj, T, d, a.q_lora_rank);
+    b.vector("q_norm", OpRole::latent_proj, VectorKind::rmsnorm, T, a.q_lora_rank);
+    b.matmul("q_up", OpRole::head_proj, T, a.q_lora_rank, H * (hd + rd));
   } else {
-    b.matmul("q_proj", T, d, H * (hd + rd));
+    b.matmul("q_proj", OpRole::head_proj, T, d, H * (hd + rd));
   }
-  b.matmul("kv_down", T, d, c + rd);
-  b.vector("kv_norm", VectorKind::rmsnorm, T, c);
-  if (rd > 0) b.vector("rope", VectorKind::rope, T, (H + 1) * rd);
+  b.matmul("kv_down", OpRole::latent_proj, T, d, c + rd);
+  b.vector("kv_norm", OpRole::latent_proj, VectorKind::rmsnorm, T, c);
+  if (rd > 0) b.vector("rope", OpRole::rope, VectorKind::rope, T, (H + 1) * rd);
   if (prefill) {
     // Naive form: expand the latent to per-head keys and values, then standard attention.
-    b.matmul("kv_up", T, c, H * (hd + vd));
+    b.matmul("kv_up", OpRole::head_proj, T, c, H * (hd + vd));
     b.attention("attn_scores", len, hd + rd, len, Operand::activations, batch * H);
-    b.vector("softmax", VectorKind::softmax, len, len, batch * H);
+    b.vector("softmax", OpRole::attention, VectorKind::softmax, len, len, batch * H);
     b.attention("attn_context", len, len, vd, Operand::activations, batch * H);
   } else {
     // Absorbed form: queries move into the latent space (per head, W_uk), all H heads of a
     // slot attend to its latent cache [L, c + rd] like one shared KV head, and the context
     // leaves the latent space per head (W_uv).
-    b.matmul("q_absorb", T, hd, c, H);
+    b.matmul("q_absorb", OpRole::per_head_latent, T, hd, c, H);
     b.attention("attn_scores", H, c + rd, len, Operand::kv_cache, batch);
-    b.vector("softmax", VectorKind::softmax, H, len, batch);
+    b.vector("softmax", OpRole::attention, VectorKind::softmax, H, len, batch);
     b.attention("attn_context", H, len, c, Operand::kv_cache, batch, /*reused=*/true);
-    b.matmul("v_up", T, c, vd, H);
+    b.matmul("v_up", OpRole::per_head_latent, T, c, vd, H);
   }
-  b.matmul("out_proj", T, H * vd, d);
+  b.matmul("out_proj", OpRole::out_proj, T, H * vd, d);
 }
 
 void layer(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64_t len, bool moe) {
   const int64_t d = m.d_model;
   const int64_t T = phase == Phase::prefill ? batch * len : batch;
-  b.vector("attn_norm", norm_kind(m), T, d);
+  b.vector("attn_norm", OpRole::attn_norm, norm_kind(m), T, d);
   attention(b, m, phase, batch, len);
-  b.vector("attn_residual", VectorKind::add, T, d);
-  b.vector("ffn_norm", norm_kind(m), T, d);
+  b.vector("attn_residual", OpRole::attn_residual, VectorKind::add, T, d);
+  b.vector("ffn_norm", OpRole::ffn_norm, norm_kind(m), T, d);
   if (!moe) {
-    ffn(b, m, "ffn", T, m.d_ff, 1);
+    ffn(b, m, "ffn", kDenseFfn, T, m.d_ff, 1);
   } else {
     const MoeSpec& e = *m.moe;
     // Uniform routing: T * top_k token-expert assignments spread evenly over the experts;
@@ -180,16 +182,16 @@ void layer(Builder& b, const ModelSpec& m, Phase phase, int64_t batch, int64_t l
     const int64_t assignments = T * e.top_k;
     const int64_t active = std::min(e.experts, assignments);
     const int64_t per_expert = ceil_div(assignments, active);
-    b.matmul("router", T, d, e.experts);
-    b.vector("router_softmax", VectorKind::softmax, T, e.experts);
+    b.matmul("router", OpRole::router, T, d, e.experts);
+    b.vector("router_softmax", OpRole::router_softmax, VectorKind::softmax, T, e.experts);
     // The shared experts first: they need no routing, so with expert parallelism they run
     // while the dispatch moves the routed tokens (sim/workload/transformer/shard.cpp).
-    if (e.shared_experts > 0) ffn(b, m, "shared", T, e.shared_experts * e.expert_ff, 1);
-    ffn(b, m, "expert", per_expert, e.expert_ff, active, assignments);
-    b.vector("moe_weight", VectorKind::mul, assignments, d);
-    b.vector("moe_combine", VectorKind::add, assignments, d);
+    if (e.shared_experts > 0) ffn(b, m, "shared", kSharedFfn, T, e.shared_experts * e.expert_ff, 1);
+    ffn(b, m, "expert", kExpertFfn, per_expert, e.expert_ff, active, assignments);
+    b.vector("moe_weight", OpRole::moe_weight, VectorKind::mul, assignments, d);
+    b.vector("moe_combine", OpRole::moe_combine, VectorKind::add, assignments, d);
   }
-  b.vector("ffn_residual", VectorKind::add, T, d);
+  b.vector("ffn_residual", OpRole::ffn_residual, VectorKind::add, T, d);
 }
 
 void check_fits(const Lowered& l, const ModelSpec& m) {
@@ -326,7 +328,7 @@ Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const Lowe
 
   if (m.positional == Positional::learned) {
     b.group("embed", 1, -1);
-    b.vector("pos_embed_add", VectorKind::add, T, m.d_model);
+    b.vector("pos_embed_add", OpRole::embed_add, VectorKind::add, T, m.d_model);
   }
   if (m.dense_layer_count() > 0) {
     b.group(m.moe ? "dense_layer" : "layer", m.dense_layer_count(), 0);
@@ -340,8 +342,8 @@ Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const Lowe
   const bool every_token =
       phase == Phase::prefill && (options.all_logits || m.kind == ModelKind::encoder);
   const int64_t logit_rows = every_token ? T : B;
-  b.vector("final_norm", norm_kind(m), logit_rows, m.d_model);
-  b.matmul("lm_head", logit_rows, m.d_model, m.vocab);
+  b.vector("final_norm", OpRole::final_norm, norm_kind(m), logit_rows, m.d_model);
+  b.matmul("lm_head", OpRole::lm_head, logit_rows, m.d_model, m.vocab);
   check_fits(l, m);
   return l;
 }

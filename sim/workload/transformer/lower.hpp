@@ -70,9 +70,49 @@ struct VectorShape {
   int64_t cols = 0;
 };
 
+// What an op does in its layer, for sharding it over chips (sim/workload/transformer/shard.cpp switches
+// over every role with no default: a new role does not compile until its sharding is decided).
+enum class OpRole {
+  embed_add,        // pos_embed_add: [tokens, d]
+  attn_norm,        // before attention: its output is gathered for the QKV projections
+  attn_residual,    // [tokens, d]
+  ffn_norm,         // before the FFN or the MoE router
+  ffn_residual,     // [tokens, d]
+  final_norm,       // before the LM head
+  lm_head,          // [rows, d] x [d, vocab]
+  head_proj,        // projections to per-head queries/keys/values: qkv_proj, q_proj, q_up, kv_up
+  latent_proj,      // MLA's low-rank projections and their norms (q_down, q_norm, kv_down, kv_norm)
+  rope,             // rotary embedding over the heads' columns
+  attention,        // attn_scores, softmax, attn_context: instances are heads (x slots)
+  per_head_latent,  // MLA decode's q_absorb and v_up: one instance per head
+  out_proj,         // heads -> d
+  ffn_in,           // dense FFN gate/up (d -> ff)
+  ffn_vector,       // dense FFN activation and gating multiply ([rows, ff])
+  ffn_out,          // dense FFN down (ff -> d)
+  shared_in,        // the MoE layer's shared experts, as the dense FFN
+  shared_vector,
+  shared_out,
+  expert_in,        // the routed experts, as the dense FFN
+  expert_vector,
+  expert_out,
+  router,           // tokens -> expert scores
+  router_softmax,
+  moe_weight,       // [assignments, d]: each expert's output times its gate weight
+  moe_combine,      // [assignments, d]: the top-k outputs of each token added
+};
+
+// The roles of one FFN's ops: the dense FFN, the shared experts or the routed experts.
+struct FfnRoles {
+  OpRole in, vector, out;
+};
+inline constexpr FfnRoles kDenseFfn{OpRole::ffn_in, OpRole::ffn_vector, OpRole::ffn_out};
+inline constexpr FfnRoles kSharedFfn{OpRole::shared_in, OpRole::shared_vector, OpRole::shared_out};
+inline constexpr FfnRoles kExpertFfn{OpRole::expert_in, OpRole::expert_vector, OpRole::expert_out};
+
 struct TfOp {
   std::string name;  // "qkv_proj", "attn_scores", "expert_up", ...
   OpKind kind = OpKind::matmul;
+  OpRole role = OpRole::ffn_in;
   std::variant<GemmShape, VectorShape> shape;
   int64_t repeat = 1;  // identical instances per occurrence of the group (heads x slots, experts)
   int group = 0;       // index into Lowered::groups

@@ -79,7 +79,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           gemm.fp8_scale = lowered.precision.fp8_scale;
           gemm.repeat = op.repeat;
           gemm.source = lowered.source;
-          if (op.kind == OpKind::attention) gemm.kind = "attention";
+          if (op.kind == OpKind::attention) gemm.kind = LayerKind::attention;
           gemm.b_from_previous = g->b_reused;
           gemm.useful_rows = g->useful_rows;
           gemm.b_group = g->b_group;
@@ -156,6 +156,9 @@ std::vector<Workload> load_model_workloads(const std::string& path, const Worklo
   if (options.routing != "uniform" && options.routing != "skewed")
     fail(path, 0, "--routing '" + options.routing + "': expected uniform or skewed");
   shard_options.routing = options.routing == "skewed" ? Routing::skewed : Routing::uniform;
+  // The CLI's --skew range, checked here too for the Python module's skew=.
+  if (!(options.skew >= 0 && options.skew <= 10))
+    fail(path, 0, fmt::format("--skew {}: expected a Zipf exponent in [0, 10]", options.skew));
   shard_options.skew = options.skew;
   shard_options.seed = options.routing_seed;
   std::vector<Workload> out;

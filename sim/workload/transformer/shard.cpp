@@ -55,7 +55,9 @@ std::vector<double> expert_shares(int64_t experts, const ShardOptions& o) {
   return share;
 }
 
-ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, int chips) {
+namespace {
+
+void check_degrees(const ModelSpec& m, const ShardOptions& o, int chips) {
   const int64_t Y = o.tp, E = o.ep;
   if (Y != 1 && Y != chips)
     throw InputError(fmt::format("--tp {}: expected 1 or the system's chip count ({})", Y, chips));
@@ -73,123 +75,230 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
     if (m.moe && E == 1) require_divides(m, "--tp", Y, "moe.expert_ff", m.moe->expert_ff);
   }
   if (E > 1) require_divides(m, "--ep", E, "moe.experts", m.moe->experts);
+}
 
-  ShardedLayers out{l, {}};
-  Lowered& s = out.lowered;
-  const uint64_t w = dtype_storage_bytes(l.precision.activations, 1);  // an activation type: whole bytes
-  const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
-  const int64_t Tl = ceil_div(T, Y);  // tokens each chip holds between blocks
-  const uint64_t act_bytes = static_cast<uint64_t>(T * m.d_model) * w;
-  const auto place = [&](size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int group,
-                         std::vector<uint64_t> send = {}) {
-    if (Y == 1 && kind != CollectiveKind::all_to_all) return;
+// Expert parallelism on one chip: which experts it owns, how many tokens each gets, and how
+// many token-expert assignments go from each chip's Tl tokens to each chip.
+struct ExpertPlan {
+  std::vector<uint64_t> dispatch_bytes, combine_bytes;  // to each chip
+  int64_t local_active = 0;    // local experts that get a token
+  int64_t local_rows = 0;      // rows each of them runs (the busiest one's tokens)
+  int64_t local_received = 0;  // token-expert assignments this chip serves
+};
+
+ExpertPlan plan_experts(const ModelSpec& m, const ShardOptions& o, int chip, int64_t T, int64_t Tl, uint64_t w) {
+  ExpertPlan p;
+  const MoeSpec& e = *m.moe;
+  const int64_t E = o.ep;
+  const auto share = expert_shares(e.experts, o);
+  const int64_t per_chip = e.experts / E;
+  std::vector<double> chip_share(static_cast<size_t>(E), 0.0);
+  for (int64_t x = 0; x < e.experts; ++x) chip_share[static_cast<size_t>(x / per_chip)] += share[static_cast<size_t>(x)];
+  // Every chip routes its T/Y tokens alike: rows[j] of its token-expert assignments go to chip j.
+  const std::vector<int64_t> rows = apportion(Tl * e.top_k, chip_share);
+  const uint64_t row_bytes = static_cast<uint64_t>(m.d_model) * w;
+  for (int64_t j = 0; j < E; ++j) p.dispatch_bytes.push_back(static_cast<uint64_t>(rows[static_cast<size_t>(j)]) * row_bytes);
+  // Results go back the way their tokens came: this chip returns to each chip j what it
+  // received from it, rows[chip] rows (the experts here served that many of j's assignments).
+  p.combine_bytes.assign(static_cast<size_t>(E), static_cast<uint64_t>(rows[static_cast<size_t>(chip)]) * row_bytes);
+  p.local_received = E * rows[static_cast<size_t>(chip)];
+  // Static shapes: every active local expert runs as many rows as the busiest one gets.
+  double busiest = 0;
+  for (int64_t x = chip * per_chip; x < (chip + 1) * per_chip; ++x) {
+    const double tokens = static_cast<double>(T * e.top_k) * share[static_cast<size_t>(x)];
+    busiest = std::max(busiest, tokens);
+    if (tokens >= 0.5) ++p.local_active;
+  }
+  p.local_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busiest - 1e-9)));
+  if (p.local_active == 0) p.local_active = 1;
+  return p;
+}
+
+bool is_routed_expert(OpRole role) {
+  return role == OpRole::expert_in || role == OpRole::expert_vector || role == OpRole::expert_out;
+}
+
+// Cuts one chip's share out of each op and places the collectives between them.
+class Sharder {
+ public:
+  Sharder(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, ShardedLayers& out)
+      : m_(m), Y_(o.tp), E_(o.ep), w_(dtype_storage_bytes(l.precision.activations, 1)), out_(out) {
+    const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
+    Tl_ = ceil_div(T, Y_);
+    act_bytes_ = static_cast<uint64_t>(T * m.d_model) * w_;
+    if (E_ > 1) experts_ = plan_experts(m, o, chip, T, Tl_, w_);
+  }
+
+  void shard_op(size_t i);
+
+ private:
+  void place(size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int group,
+             std::vector<uint64_t> send = {}) {
+    if (Y_ == 1 && kind != CollectiveKind::all_to_all) return;
     CollectiveWork c;
     c.name = name;
     c.kind = kind;
     c.bytes = bytes;
-    c.dtype = l.precision.activations;
+    c.dtype = out_.lowered.precision.activations;
     c.send_bytes = std::move(send);
-    c.source = l.source;
-    out.collectives.push_back({before, std::move(c), group});
-  };
-
-  // Expert parallelism: which experts this chip owns, how many tokens each gets, and how many
-  // token-expert assignments go from each chip's T/Y tokens to each chip.
-  std::vector<uint64_t> dispatch_bytes, combine_bytes;
-  int64_t local_active = 0, local_rows = 0, local_received = 0;
-  if (E > 1) {
-    const MoeSpec& e = *m.moe;
-    const auto share = expert_shares(e.experts, o);
-    const int64_t per_chip = e.experts / E;
-    std::vector<double> chip_share(static_cast<size_t>(E), 0.0);
-    for (int64_t x = 0; x < e.experts; ++x) chip_share[static_cast<size_t>(x / per_chip)] += share[static_cast<size_t>(x)];
-    // Every chip routes its T/Y tokens alike: rows[j] of its token-expert assignments go to chip j.
-    const std::vector<int64_t> rows = apportion(Tl * e.top_k, chip_share);
-    const uint64_t row_bytes = static_cast<uint64_t>(m.d_model) * w;
-    for (int64_t j = 0; j < E; ++j) dispatch_bytes.push_back(static_cast<uint64_t>(rows[static_cast<size_t>(j)]) * row_bytes);
-    // Results go back the way their tokens came: this chip returns to each chip j what it
-    // received from it, rows[chip] rows (the experts here served that many of j's assignments).
-    combine_bytes.assign(static_cast<size_t>(E), static_cast<uint64_t>(rows[static_cast<size_t>(chip)]) * row_bytes);
-    local_received = E * rows[static_cast<size_t>(chip)];
-    // Static shapes: every active local expert runs as many rows as the busiest one gets.
-    double busiest = 0;
-    for (int64_t x = chip * per_chip; x < (chip + 1) * per_chip; ++x) {
-      const double tokens = static_cast<double>(T * e.top_k) * share[static_cast<size_t>(x)];
-      busiest = std::max(busiest, tokens);
-      if (tokens >= 0.5) ++local_active;
-    }
-    local_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busiest - 1e-9)));
-    if (local_active == 0) local_active = 1;
+    c.source = out_.lowered.source;
+    out_.collectives.push_back({before, std::move(c), group, std::nullopt});
   }
+  // Megatron FFN: the input projections column-parallel, the output one row-parallel.
+  void tensor_parallel_ffn(TfOp& op) const {
+    if (GemmShape* g = std::get_if<GemmShape>(&op.shape)) {
+      const bool out = op.role == OpRole::ffn_out || op.role == OpRole::shared_out || op.role == OpRole::expert_out;
+      (out ? g->k : g->n) /= Y_;
+    } else {
+      std::get<VectorShape>(op.shape).cols /= Y_;
+    }
+  }
+  void token_rows(TfOp& op, int64_t rows) const {
+    if (GemmShape* g = std::get_if<GemmShape>(&op.shape)) g->m = rows;
+    else std::get<VectorShape>(op.shape).rows = rows;
+  }
+  void shard_attention(TfOp& op) const;
+  void shard_routed_expert(size_t i, const std::string& tag);
+  void dispatch_after(size_t i);
 
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    TfOp& op = s.ops[i];
-    const LayerGroup& g = s.groups[static_cast<size_t>(op.group)];
-    const std::string tag = fmt::format("{}.{}", g.name, op.name);
-    const bool moe = g.name == "moe_layer";
-    const bool ep_here = moe && E > 1;
-    GemmShape* gemm = std::get_if<GemmShape>(&op.shape);
-    VectorShape* vec = std::get_if<VectorShape>(&op.shape);
-    const std::string& n = op.name;
-    const bool expert = n.rfind("expert_", 0) == 0;
-    const bool shared = n.rfind("shared_", 0) == 0;
-    const bool ffn = n.rfind("ffn_", 0) == 0 && n != "ffn_norm" && n != "ffn_residual";
-    const bool tp_ffn = ffn || (shared && !ep_here) || (expert && !ep_here);
-    if (n == "pos_embed_add" || n == "attn_norm" || n == "attn_residual" || n == "ffn_norm" || n == "ffn_residual") {
-      vec->rows = Tl;
-      if (n == "attn_norm" || (n == "ffn_norm" && !ep_here))
-        place(i + 1, CollectiveKind::all_gather, act_bytes, tag + ".all_gather", op.group);
-    } else if (n == "final_norm") {
+  const ModelSpec& m_;
+  int64_t Y_, E_;
+  uint64_t w_;  // bytes per activation element
+  int64_t Tl_ = 0;  // tokens each chip holds between blocks
+  uint64_t act_bytes_ = 0;  // the [T, d] activations
+  ExpertPlan experts_;
+  ShardedLayers& out_;
+};
+
+// Heads split over the chips; MLA decode (one instance per slot, H query rows) splits the rows.
+void Sharder::shard_attention(TfOp& op) const {
+  if (op.repeat % Y_ == 0) op.repeat /= Y_;
+  else if (GemmShape* g = std::get_if<GemmShape>(&op.shape)) g->m = ceil_div(g->m, Y_);
+  else std::get<VectorShape>(op.shape).rows = ceil_div(std::get<VectorShape>(op.shape).rows, Y_);
+}
+
+// This chip's experts, each padded to the busiest one's rows (static shapes).
+void Sharder::shard_routed_expert(size_t i, const std::string& group_name) {
+  TfOp& op = out_.lowered.ops[i];
+  op.repeat = experts_.local_active;
+  if (GemmShape* g = std::get_if<GemmShape>(&op.shape)) {
+    g->m = experts_.local_rows;
+    g->useful_rows = std::min(experts_.local_received, experts_.local_rows * experts_.local_active);
+  } else {
+    std::get<VectorShape>(op.shape).rows = experts_.local_rows * experts_.local_active;
+  }
+  if (op.role == OpRole::expert_out)
+    place(i + 1, CollectiveKind::all_to_all, 0, group_name + ".combine", op.group, experts_.combine_bytes);
+}
+
+// Dispatch as soon as the routing is known; the first routed-expert op waits for it, the
+// shared experts before it do not.
+void Sharder::dispatch_after(size_t i) {
+  const std::vector<TfOp>& ops = out_.lowered.ops;
+  const int group = ops[i].group;
+  place(i + 1, CollectiveKind::all_to_all, 0, out_.lowered.groups[static_cast<size_t>(group)].name + ".dispatch",
+        group, experts_.dispatch_bytes);
+  for (size_t j = i + 1; j < ops.size() && ops[j].group == group; ++j)
+    if (is_routed_expert(ops[j].role)) {
+      out_.collectives.back().joined_by_op = j;
+      break;
+    }
+}
+
+void Sharder::shard_op(size_t i) {
+  TfOp& op = out_.lowered.ops[i];
+  const std::string& group_name = out_.lowered.groups[static_cast<size_t>(op.group)].name;
+  const std::string tag = fmt::format("{}.{}", group_name, op.name);
+  const bool ep_here = group_name == "moe_layer" && E_ > 1;
+  GemmShape* gemm = std::get_if<GemmShape>(&op.shape);
+  VectorShape* vec = std::get_if<VectorShape>(&op.shape);
+  switch (op.role) {
+    case OpRole::embed_add:
+    case OpRole::attn_residual:
+    case OpRole::ffn_residual:
+      vec->rows = Tl_;
+      return;
+    case OpRole::attn_norm:
+      vec->rows = Tl_;
+      place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group);
+      return;
+    case OpRole::ffn_norm:  // with expert parallelism the router reads the chip's own tokens
+      vec->rows = Tl_;
+      if (!ep_here) place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group);
+      return;
+    case OpRole::final_norm: {
       const int64_t rows = vec->rows;
-      vec->rows = ceil_div(rows, Y);
-      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m.d_model) * w, tag + ".all_gather", op.group);
-    } else if (n == "lm_head") {
-      gemm->n = ceil_div(gemm->n, Y);  // the vocabulary padded to a multiple of Y
-    } else if (n == "qkv_proj" || n == "q_proj" || n == "q_up" || n == "kv_up") {
-      gemm->n /= Y;
-    } else if (n == "rope") {
-      vec->cols = ceil_div(vec->cols, Y);
-    } else if (n == "attn_scores" || n == "softmax" || n == "attn_context") {
-      if (op.repeat % Y == 0) op.repeat /= Y;
-      else if (gemm) gemm->m = ceil_div(gemm->m, Y);  // MLA decode: one instance per slot, H query rows
-      else vec->rows = ceil_div(vec->rows, Y);
-    } else if (n == "q_absorb" || n == "v_up") {
-      op.repeat /= Y;
-    } else if (n == "out_proj") {
-      gemm->k /= Y;
-      place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
-    } else if (tp_ffn) {
-      if (gemm && (n.find("_gate") != std::string::npos || n.find("_up") != std::string::npos)) gemm->n /= Y;
-      else if (gemm) gemm->k /= Y;
-      else vec->cols /= Y;
-      if (n == "ffn_down") place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
-    } else if (ep_here && (n == "router" || n == "router_softmax" || shared)) {
-      if (gemm) gemm->m = Tl;
-      else vec->rows = Tl;
-      if (n == "router_softmax") {
-        // Dispatch as soon as the routing is known; the first routed-expert matmul waits for
-        // it, the shared experts before it do not.
-        place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".dispatch", op.group, dispatch_bytes);
-        for (size_t j = i + 1; j < s.ops.size() && s.ops[j].group == op.group; ++j)
-          if (s.ops[j].name.rfind("expert_", 0) == 0) {
-            out.collectives.back().joined_by_op = j;
-            break;
-          }
-      }
-    } else if (ep_here && expert) {
-      op.repeat = local_active;
-      if (gemm) {
-        gemm->m = local_rows;  // the rest of local_rows x local_active pads the static shape
-        gemm->useful_rows = std::min(local_received, local_rows * local_active);
-      }
-      else vec->rows = local_rows * local_active;
-      if (n == "expert_down") place(i + 1, CollectiveKind::all_to_all, 0, g.name + ".combine", op.group, combine_bytes);
-    } else if (n == "moe_weight" || n == "moe_combine") {
-      if (ep_here) vec->rows = Tl * m.moe->top_k;
-      else if (n == "moe_combine")
-        place(i + 1, CollectiveKind::reduce_scatter, act_bytes, tag + ".reduce_scatter", op.group);
+      vec->rows = ceil_div(rows, Y_);
+      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m_.d_model) * w_, tag + ".all_gather",
+            op.group);
+      return;
     }
+    case OpRole::lm_head:
+      gemm->n = ceil_div(gemm->n, Y_);  // the vocabulary padded to a multiple of Y
+      return;
+    case OpRole::head_proj:
+      gemm->n /= Y_;
+      return;
+    case OpRole::latent_proj:  // MLA's latents are shared by every head: each chip computes them
+      return;
+    case OpRole::rope:
+      vec->cols = ceil_div(vec->cols, Y_);
+      return;
+    case OpRole::attention:
+      shard_attention(op);
+      return;
+    case OpRole::per_head_latent:
+      op.repeat /= Y_;
+      return;
+    case OpRole::out_proj:
+      gemm->k /= Y_;
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      return;
+    case OpRole::ffn_in:
+    case OpRole::ffn_vector:
+      tensor_parallel_ffn(op);
+      return;
+    case OpRole::ffn_out:
+      tensor_parallel_ffn(op);
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      return;
+    case OpRole::shared_in:
+    case OpRole::shared_vector:
+    case OpRole::shared_out:  // with expert parallelism, on the chip's own tokens
+      if (ep_here) token_rows(op, Tl_);
+      else tensor_parallel_ffn(op);
+      return;
+    case OpRole::expert_in:
+    case OpRole::expert_vector:
+    case OpRole::expert_out:
+      if (ep_here) shard_routed_expert(i, group_name);
+      else tensor_parallel_ffn(op);
+      return;
+    case OpRole::router:  // without expert parallelism every chip routes every token
+      if (ep_here) gemm->m = Tl_;
+      return;
+    case OpRole::router_softmax:
+      if (!ep_here) return;
+      vec->rows = Tl_;
+      dispatch_after(i);
+      return;
+    case OpRole::moe_weight:
+      if (ep_here) vec->rows = Tl_ * m_.moe->top_k;
+      return;
+    case OpRole::moe_combine:
+      if (ep_here) vec->rows = Tl_ * m_.moe->top_k;
+      else place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      return;
   }
+}
+
+}  // namespace
+
+ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, int chips) {
+  check_degrees(m, o, chips);
+  ShardedLayers out{l, {}};
+  Sharder sharder(l, m, o, chip, out);
+  for (size_t i = 0; i < out.lowered.ops.size(); ++i) sharder.shard_op(i);
   for (auto& c : out.collectives)
     if (c.work.kind == CollectiveKind::all_to_all) {
       uint64_t sum = 0;

@@ -1,4 +1,4 @@
-#include "sim/run/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 
 #include <fmt/format.h>
 

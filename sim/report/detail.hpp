@@ -1,0 +1,51 @@
+#pragma once
+// Shared by the two halves of report.json: each chip's section (sim/report/report.cpp) and the
+// run's top level (sim/report/report_system.cpp), whose totals are summed from the chips'.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/isa/program.hpp"
+#include "sim/config/config.hpp"
+#include "sim/simulate/simulate.hpp"
+#include "sim/workload/workload.hpp"
+
+namespace systolic::report_detail {
+
+// What a chip (or every chip of the run) counted, for its `totals`.
+struct RunSums {
+  uint64_t macs = 0;             // useful
+  uint64_t macs_issued = 0;
+  uint64_t mxu_busy = 0;         // MXU cycles executing matmuls, summed over MXUs
+  uint64_t hbm_read = 0, hbm_written = 0;  // by the DMA engines' descriptors
+  uint64_t busiest_compute = 0;  // busy cycles of the busiest engine that is not a DMA engine
+  uint64_t busiest_dma = 0;      // ... and of the busiest DMA engine
+  void add(const RunSums& o);    // sums the counts, keeps the busiest
+};
+
+// The HBM traffic of a layer or a run, over its cycles.
+struct MemoryCounts {
+  uint64_t read = 0, written = 0, cycles = 0;
+  uint64_t busiest_compute = 0, busiest_dma = 0;
+};
+// hbm_bytes_read/written, hbm_gbps, hbm_peak_share (of `chips` HBMs), dma_busy_cycles, bound.
+void add_memory_fields(nlohmann::ordered_json& j, const ChipConfig& config, size_t chips, const MemoryCounts& c);
+
+// cycles, seconds, macs, macs_issued, utilization and mapping_efficiency over `chips` chips'
+// PEs, then the memory fields.
+nlohmann::ordered_json totals_json(const ChipConfig& config, size_t chips, uint64_t cycles, const RunSums& sums);
+
+// One chip's section of the report (chips[i] without `chip` and `ici_bytes_sent`): totals,
+// layers, op_kinds, engines, memory, energy_pj; and the counts behind its totals.
+struct ChipReport {
+  nlohmann::ordered_json json;
+  RunSums sums;
+};
+ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, const Program& program,
+                            const SimResult& result);
+
+// The terminal summary of a one-chip run: its per-layer table and totals.
+std::string format_chip_summary(const nlohmann::ordered_json& report);
+
+}  // namespace systolic::report_detail

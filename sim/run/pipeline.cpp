@@ -1,0 +1,86 @@
+#include "sim/run/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "models/common/error.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/report/report.hpp"
+#include "sim/report/timeline.hpp"
+#include "sim/viz/vcd_tracer.hpp"
+
+namespace systolic {
+
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command) {
+  if (source.workload.empty() == source.trace.empty())
+    throw InputError(command + ": give a workload (-w) or a compiled trace (-t)");
+  LoadedProgram out;
+  if (!source.trace.empty()) {
+    Trace trace = read_trace(source.trace, config);
+    out.program = std::move(trace.program);
+    out.trace = std::move(trace.header);
+    out.workload.name = std::filesystem::path(source.trace).stem().string();
+    out.workload.path = source.trace;
+  } else {
+    out.workload = load_workload(source.workload, source.shape);
+    out.program = compile(config, out.workload);
+  }
+  return out;
+}
+
+namespace {
+
+// One chip, run by simulate() and wrapped as a one-chip system. Not through simulate_system:
+// a System is built from an ICI topology, and a single-chip config has none (ici.topology:
+// none means no ICI engine and no links). A one-chip ring (ici.dims=1) gives the same cycles
+// and energy at the same speed (Llama-2-7B prefill 1x2048 on tpu-v4i: 245,583,013 cycles, ~2.0 s
+// either way) but adds an idle ici0 engine to the report, and only simulate() carries the
+// waveform probe (--vcd).
+void run_one_chip(const RunRequest& request, RunResult& out) {
+  const ChipConfig& config = request.config;
+  LoadedProgram loaded = load_program(config, request.source, request.command);
+  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity};
+  SimResult chip = request.record.vcd.empty()
+                       ? simulate(config, loaded.program, options)
+                       : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_channel_activity);
+  out.result.total_cycles = chip.total_cycles;
+  out.result.chips.push_back(std::move(chip));
+  out.workloads.push_back(std::move(loaded.workload));
+  out.programs.push_back(std::move(loaded.program));
+  out.trace = std::move(loaded.trace);
+}
+
+// A multi-chip config: one workload per chip (a transformer sharded with tp/ep), one simulation.
+void run_system(const RunRequest& request, RunResult& out) {
+  const ChipConfig& config = request.config;
+  const ProgramSource& source = request.source;
+  if (!source.trace.empty())
+    throw InputError(fmt::format("{}: {} is a {}-chip system (ici.topology = {}); compiled traces describe "
+                                 "one chip: give a workload (-w)",
+                                 request.command, config.source, config.ici.chips(),
+                                 topology_name(config.ici.topology)));
+  if (source.workload.empty()) throw InputError(request.command + ": give a workload (-w)");
+  if (!request.record.vcd.empty())
+    throw InputError(request.command +
+                     ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
+  out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
+  out.programs = compile_system(config, out.workloads);
+  out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
+}
+
+}  // namespace
+
+RunResult run(const RunRequest& request) {
+  RunRequest r = request;
+  r.record.hbm_channel_activity |= r.record.timeline;  // the timeline's HBM channel counters
+  RunResult out;
+  if (r.config.ici.topology == IciTopologyKind::none) run_one_chip(r, out);
+  else run_system(r, out);
+  out.report = make_report(r.config, out.workloads, out.programs, out.result);
+  if (out.trace) out.report["trace"] = trace_report(*out.trace, r.config);
+  if (r.record.timeline) out.timeline = make_system_timeline(r.config, out.programs, out.result);
+  return out;
+}
+
+}  // namespace systolic

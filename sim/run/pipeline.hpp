@@ -1,0 +1,64 @@
+#pragma once
+// One run, whoever asks for it (`systolic run`, the Python module's run(), the serving replay's
+// bucket shapes): load the workload or compiled trace, compile one program per chip, simulate,
+// report. A single-chip config is a one-chip system: the same report (chips[] with one entry),
+// the same totals, the same entry point.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/isa/program.hpp"
+#include "sim/config/config.hpp"
+#include "sim/simulate/simulate.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/workload/workload.hpp"
+
+namespace systolic {
+
+// Where a program comes from: a workload (-w; --bucket/--phase for transformer models, --tp etc.
+// on a multi-chip config) compiled for the chip, or a compiled trace (-t, one chip only).
+struct ProgramSource {
+  std::string workload;
+  std::string trace;
+  WorkloadOptions shape;
+};
+
+struct LoadedProgram {
+  Workload workload;  // for a trace: only its name (file stem) and path
+  Program program;
+  std::optional<TraceHeader> trace;  // what a trace was compiled for
+};
+// Throws InputError "<command>: give a workload (-w) or a compiled trace (-t)" unless exactly
+// one is given, and whatever the reader or the compiler rejects.
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
+
+// What a run records beyond report.json.
+struct Recording {
+  bool timeline = false;           // RunResult::timeline (with the HBM channels' activity)
+  bool hbm_channel_activity = false;
+  std::string vcd;                 // waveforms written to this path (one chip only)
+};
+
+struct RunRequest {
+  ChipConfig config;
+  ProgramSource source;
+  Recording record;
+  std::string command = "run";  // names the caller in messages
+};
+
+struct RunResult {
+  std::vector<Workload> workloads;  // one per chip
+  std::vector<Program> programs;    // one per chip
+  SystemResult result;
+  std::optional<TraceHeader> trace;  // a compiled trace's header
+  nlohmann::ordered_json report;     // report.json (sim/report/report.hpp), with `trace` for a trace
+  nlohmann::ordered_json timeline;   // Chrome trace events, when record.timeline
+};
+
+// Throws InputError for bad input (before anything is simulated) and for a program that
+// deadlocks or does not fit.
+RunResult run(const RunRequest& request);
+
+}  // namespace systolic
