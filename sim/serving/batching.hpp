@@ -1,0 +1,46 @@
+#pragma once
+// Pieces the schedulers share (sim/serving/schedulers/): choosing a bucket, a pool of decode
+// slots, and the continuous-batching loop that `continuous` runs on static shapes and `dynamic`
+// runs with no shape constraint.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/serving/engine.hpp"
+
+namespace systolic::serving {
+
+// The first bucket, in the set's (length, batch) order, with batch >= `batch` and length >=
+// `length`: the shortest that holds them, then the narrowest; nullopt when none does.
+std::optional<Shape> smallest_fit(const std::vector<packing::Bucket>& buckets, int64_t batch, int64_t length);
+int64_t widest_batch(const std::vector<packing::Bucket>& buckets);
+
+// Decode slots 0..n-1 of a [B slots, L] shape: the lowest free slot is taken first.
+class SlotPool {
+ public:
+  explicit SlotPool(int64_t slots);
+  bool any_free() const { return !free_.empty(); }
+  int64_t take();
+  void give_back(int64_t slot);
+
+ private:
+  std::vector<int64_t> free_;  // descending: the lowest free slot is at the back
+};
+
+// Removes the works whose request finished, returning their slots to `pool`.
+void release_finished(const Engine& engine, std::vector<Work>& works, SlotPool& pool);
+
+enum class Shapes { fixed, varlen };
+
+// Continuous batching (JetStream-style). Whenever a slot of the decode shape
+// options.buckets.decode.back() = [B, L] is free and requests wait, one prefill step takes the
+// waiting requests in arrival order (as many as free slots, the widest prefill bucket and the
+// KV budget allow, stopping at the first that does not fit) into the smallest prefill bucket
+// that holds them; their first token comes out of it and they take a slot. A request joins the
+// batch only if the grown batch's step costs no more than the batch so far plus a step of its
+// own (a short prompt is not stretched to [2, 8192] beside a long one). Otherwise one decode
+// step runs every occupied slot. With Shapes::varlen, steps are varlen (no pads) and prompts
+// and contexts are not limited by S or L; the slot count B and batch widths stay the same.
+void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes);
+
+}  // namespace systolic::serving
