@@ -19,8 +19,8 @@ int64_t widest_batch(const std::vector<packing::Bucket>& buckets) {
   return widest;
 }
 
-SlotPool::SlotPool(int64_t slots) {
-  for (int64_t s = slots - 1; s >= 0; --s) free_.push_back(s);
+SlotPool::SlotPool(int64_t slots, int64_t first) {
+  for (int64_t s = first + slots - 1; s >= first; --s) free_.push_back(s);
 }
 
 int64_t SlotPool::take() {
@@ -51,34 +51,34 @@ bool worth_growing(const Engine& engine, Shape current, Shape grown, Shape alone
          cost.fixed(Phase::prefill, current).seconds + cost.fixed(Phase::prefill, alone).seconds;
 }
 
-// Fills step.prefill (and its shape) from the waiting queue; false when nothing could start.
-bool select_prefill(Engine& engine, const ServeOptions& options, Shapes shapes, SlotPool& slots, Step& step) {
+}  // namespace
+
+bool select_prefill(Engine& engine, const ServeOptions& options, Shapes shapes, const SlotBinder& bind,
+                    Step& step) {
   const auto& buckets = options.buckets.prefill;
   const auto widest = widest_batch(buckets);
   int64_t longest = 0;
   auto& waiting = engine.waiting();
-  while (!waiting.empty() && slots.any_free() && static_cast<int64_t>(step.prefill.size()) < widest) {
+  while (!waiting.empty() && static_cast<int64_t>(step.prefill.size()) < widest) {
     const RequestRecord& r = engine.record(waiting.front());
+    std::optional<Shape> grown;
     if (shapes == Shapes::fixed) {
-      const auto grown = smallest_fit(buckets, static_cast<int64_t>(step.prefill.size()) + 1,
-                                      std::max(longest, r.prompt_tokens));
+      grown = smallest_fit(buckets, static_cast<int64_t>(step.prefill.size()) + 1,
+                           std::max(longest, r.prompt_tokens));
       if (!grown) break;
       if (!step.prefill.empty() &&
           !worth_growing(engine, step.prefill_shape, *grown, *smallest_fit(buckets, 1, r.prompt_tokens)))
         break;
-      if (!engine.reserve_kv(r.id)) break;
-      step.prefill_shape = *grown;
-    } else if (!engine.reserve_kv(r.id)) {
-      break;
     }
+    const std::optional<int64_t> slot = bind(r.id);
+    if (!slot) break;
+    if (grown) step.prefill_shape = *grown;
     longest = std::max(longest, r.prompt_tokens);
-    step.prefill.push_back({r.id, r.prompt_tokens, slots.take()});
+    step.prefill.push_back({r.id, r.prompt_tokens, *slot});
     waiting.pop_front();
   }
   return !step.prefill.empty();
 }
-
-}  // namespace
 
 void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes) {
   const Shape decode = options.buckets.decode.back().shape;
@@ -86,6 +86,10 @@ void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes) 
       shapes == Shapes::fixed ? Engine::Limits{options.buckets.prefill.back().shape.length, decode.length}
                               : Engine::Limits{};
   SlotPool slots(decode.batch);
+  const SlotBinder bind = [&](int64_t id) -> std::optional<int64_t> {
+    if (!slots.any_free() || !engine.reserve_kv(id)) return std::nullopt;
+    return slots.take();
+  };
   std::vector<Work> active;  // decoding, one per occupied slot
   Step step;
   step.varlen = shapes == Shapes::varlen;
@@ -94,7 +98,7 @@ void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes) 
     engine.admit_arrivals(limits);
     if (engine.done()) break;  // the last arrivals were all rejected
     step.clear();
-    if (select_prefill(engine, options, shapes, slots, step)) {
+    if (select_prefill(engine, options, shapes, bind, step)) {
       engine.execute(step);
       for (const Work& w : step.prefill) active.push_back({w.request, 0, w.slot});
     } else if (!active.empty()) {

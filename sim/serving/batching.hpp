@@ -3,6 +3,7 @@
 // slots, and the continuous-batching loop that `continuous` runs on static shapes and `dynamic`
 // runs with no shape constraint.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -15,10 +16,11 @@ namespace systolic::serving {
 std::optional<Shape> smallest_fit(const std::vector<packing::Bucket>& buckets, int64_t batch, int64_t length);
 int64_t widest_batch(const std::vector<packing::Bucket>& buckets);
 
-// Decode slots 0..n-1 of a [B slots, L] shape: the lowest free slot is taken first.
+// Decode slots first..first+n-1 of a [B slots, L] shape: the lowest free slot is taken first.
 class SlotPool {
  public:
-  explicit SlotPool(int64_t slots);
+  explicit SlotPool(int64_t slots, int64_t first = 0);
+  int64_t free_count() const { return static_cast<int64_t>(free_.size()); }
   bool any_free() const { return !free_.empty(); }
   int64_t take();
   void give_back(int64_t slot);
@@ -31,6 +33,17 @@ class SlotPool {
 void release_finished(const Engine& engine, std::vector<Work>& works, SlotPool& pool);
 
 enum class Shapes { fixed, varlen };
+
+// Gives a request about to be prefilled its decode slot and KV reservation; nullopt when none
+// is free.
+using SlotBinder = std::function<std::optional<int64_t>(int64_t request)>;
+
+// Fills step.prefill (and, with Shapes::fixed, its shape) from the waiting queue in arrival
+// order, as many as the widest prefill bucket and `bind` allow, stopping at the first request
+// that does not fit; false when nothing could start. With fixed shapes a request joins only if
+// the grown batch's step costs no more than the batch so far plus a step of its own.
+bool select_prefill(Engine& engine, const ServeOptions& options, Shapes shapes, const SlotBinder& bind,
+                    Step& step);
 
 // Continuous batching (JetStream-style). Whenever a slot of the decode shape
 // options.buckets.decode.back() = [B, L] is free and requests wait, one prefill step takes the

@@ -34,8 +34,9 @@ double RequestRecord::tbt_mean_s() const {
                               : std::numeric_limits<double>::quiet_NaN();
 }
 
-Engine::Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options)
-    : cost_(cost), options_(options) {
+Engine::Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options,
+               int64_t kv_pools)
+    : cost_(cost), options_(options), kv_pools_(static_cast<size_t>(std::max<int64_t>(1, kv_pools))) {
   records_.reserve(requests.size());
   for (const Request& q : requests) {
     RequestRecord r;
@@ -48,8 +49,8 @@ Engine::Engine(const std::vector<Request>& requests, const StepCost& cost, const
   if (!requests.empty()) now_ = totals_.first_arrival_s = totals_.end_s = requests.front().arrival_s;
 }
 
-void Engine::admit_arrivals(const Limits& limits) {
-  while (next_arrival_ < records_.size() && records_[next_arrival_].arrival_s <= now_) {
+void Engine::admit_arrivals(const Limits& limits, double until) {
+  while (next_arrival_ < records_.size() && records_[next_arrival_].arrival_s <= until) {
     RequestRecord& r = records_[next_arrival_++];
     triage(r, limits);
     if (!r.decided) waiting_.push_back(r.id);
@@ -80,19 +81,32 @@ void Engine::reject(RequestRecord& r, Reason reason) {
   ++decided_;
 }
 
+double Engine::next_arrival_s() const {
+  return next_arrival_ < records_.size() ? records_[next_arrival_].arrival_s
+                                         : std::numeric_limits<double>::infinity();
+}
+
 bool Engine::wait_for_arrival() {
   if (next_arrival_ >= records_.size()) return false;
   now_ = std::max(now_, records_[next_arrival_].arrival_s);
   return true;
 }
 
-bool Engine::reserve_kv(int64_t id) {
-  const RequestRecord& r = record(id);
-  const int64_t tokens = kv_used_tokens_ + r.prompt_tokens + r.target_tokens;
+bool Engine::reserve_kv(int64_t id, int64_t pool, double at) {
+  RequestRecord& r = records_[static_cast<size_t>(id)];
+  KvPool& kv = kv_pools_.at(static_cast<size_t>(pool));
+  for (; !kv.freed.empty() && kv.freed.top().first <= at; kv.freed.pop())
+    kv.used_tokens -= kv.freed.top().second;
+  const int64_t tokens = kv.used_tokens + r.prompt_tokens + r.target_tokens;
   if (static_cast<double>(tokens) * options_.kv_bytes_per_token > options_.kv_capacity_bytes) return false;
-  kv_used_tokens_ = tokens;
-  records_[static_cast<size_t>(id)].kv_reserved = true;
+  kv.used_tokens = tokens;
+  r.kv_reserved = true;
+  r.kv_pool = pool;
   return true;
+}
+
+void Engine::set_kv_transfer(int64_t id, double seconds) {
+  records_[static_cast<size_t>(id)].kv_transfer_s = seconds;
 }
 
 void Engine::check_part(Phase phase, const Step& step) const {
@@ -105,8 +119,8 @@ void Engine::check_part(Phase phase, const Step& step) const {
     if (prefill && (w.prefill_tokens < 1 || r.prefilled_tokens + w.prefill_tokens > r.prompt_tokens))
       broken(fmt::format("request {}: prefill of {} tokens out of range", r.id, w.prefill_tokens));
     if (!r.kv_reserved) broken(fmt::format("request {} runs without a KV reservation", r.id));
-    if (!prefill && !prefilled(r.id))
-      broken(fmt::format("request {} decodes before its prefill finished", r.id));
+    if (!prefill && !(prefilled(r.id) && now_ >= r.first_token_s + r.kv_transfer_s))
+      broken(fmt::format("request {} decodes before its prefill finished and its KV cache arrived", r.id));
     if (step.varlen) continue;
     if (prefill ? w.prefill_tokens > shape.length : r.prompt_tokens + r.generated_tokens > shape.length)
       broken(fmt::format("request {} does not fit {}", r.id, packing::to_string(shape)));
@@ -130,8 +144,9 @@ StepCharge Engine::run_part(Phase phase, const Step& step) {
   return cost_.varlen(phase, lengths_);
 }
 
-void Engine::execute(const Step& step) {
+double Engine::execute_at(const Step& step, double start) {
   if (step.prefill.empty() && step.decode.empty()) broken("an empty step");
+  now_ = start;
   const StepCharge p = run_part(Phase::prefill, step);
   const StepCharge d = run_part(Phase::decode, step);
   for (const auto* works : {&step.prefill, &step.decode})
@@ -141,7 +156,7 @@ void Engine::execute(const Step& step) {
   ++totals_.steps;
   totals_.busy_s += p.seconds + d.seconds;
   totals_.energy_pj += p.energy_pj + d.energy_pj;
-  totals_.end_s = now_;
+  totals_.end_s = std::max(totals_.end_s, now_);
   if (!step.prefill.empty())
     attribute(step.prefill, positions_of(Phase::prefill, step), p.energy_pj, Phase::prefill);
   if (!step.decode.empty())
@@ -159,6 +174,7 @@ void Engine::execute(const Step& step) {
     r.slot = w.slot;
     emit_token(r);
   }
+  return now_;
 }
 
 // Pads go to the works in proportion to their useful tokens, rounded down, the remainder one
@@ -198,7 +214,7 @@ void Engine::emit_token(RequestRecord& r) {
   if (r.decided) broken(fmt::format("request {} decided twice", r.id));
   r.decided = true;
   ++decided_;
-  kv_used_tokens_ -= r.prompt_tokens + r.target_tokens;
+  kv_pools_[static_cast<size_t>(r.kv_pool)].freed.emplace(now_, r.prompt_tokens + r.target_tokens);
   r.kv_reserved = false;
 }
 

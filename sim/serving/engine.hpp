@@ -7,11 +7,15 @@
 // exactly one outcome.
 //
 // Event-driven: the clock moves only by whole steps (their cost from the StepCost oracle) and
-// by jumps to the next arrival when the chip has nothing to run.
+// by jumps to the next arrival when the chip has nothing to run. A scheduler with several
+// chips (disaggregated) keeps one clock per chip and runs each step at its chip's clock
+// (execute_at); the engine checks the same rules against that step's start.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,12 @@ struct ServeOptions {
   double kv_bytes_per_token = 0;
   double kv_capacity_bytes = 0;
   Overflow overflow = Overflow::reject;
+  // disaggregated: chips in each pool (each chip runs the set's shapes), and the link the KV
+  // cache crosses from a prefill chip to a decode chip (ICI or the host link: the caller gives
+  // its bytes/s; required > 0 for disaggregated).
+  int64_t prefill_chips = 1;
+  int64_t decode_chips = 1;
+  double kv_link_bytes_per_s = 0;
 };
 
 // One request's history. Times are seconds of replayed time; NaN where it never happened.
@@ -68,6 +78,8 @@ struct RequestRecord {
   Reason reason = Reason::none;
   bool decided = false;      // finished or rejected
   bool kv_reserved = false;  // holds its KV cache (from admission to its last token)
+  int64_t kv_pool = 0;       // whose KV budget holds it (a chip of the decode pool)
+  double kv_transfer_s = 0;  // moving its KV cache to the decode chip after prefill (disaggregated)
   double start_s = std::numeric_limits<double>::quiet_NaN();  // first step holding it began
   double first_token_s = std::numeric_limits<double>::quiet_NaN();
   double last_token_s = std::numeric_limits<double>::quiet_NaN();
@@ -76,7 +88,7 @@ struct RequestRecord {
   std::optional<Shape> prefill_shape;  // first static prefill step that held it
   std::optional<Shape> decode_shape;
   bool varlen = false;     // served by varlen steps (no shape)
-  int64_t slot = -1;       // decode slot (static: lane of its batch)
+  int64_t slot = -1;       // decode slot (static: lane of its batch; disaggregated: chip x B + slot)
   int64_t pad_tokens = 0;  // pad positions of its steps attributed to it
   double energy_pj = 0;    // its share of its steps' energy
 
@@ -133,20 +145,34 @@ class Engine {
     int64_t max_context = 0;  // prompt + output of a request that decodes
   };
 
-  Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options);
+  // `kv_pools`: how many separate KV budgets of options.kv_capacity_bytes there are (one per chip
+  // that holds KV caches).
+  Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options,
+         int64_t kv_pools = 1);
 
+  // The single chip's clock; with several chips, the end of the last step run.
   double now() const { return now_; }
   const StepCost& cost() const { return cost_; }
   bool done() const { return decided_ == static_cast<int64_t>(records_.size()); }
   // Takes every request arrived by now: rejected or truncated against `limits` and the KV
   // budget, else queued in `waiting()` (arrival order).
-  void admit_arrivals(const Limits& limits);
+  void admit_arrivals(const Limits& limits) { admit_arrivals(limits, now_); }
+  void admit_arrivals(const Limits& limits, double until);
+  // The next arrival not yet admitted; +infinity when none is left.
+  double next_arrival_s() const;
   std::deque<int64_t>& waiting() { return waiting_; }
   // Jumps the clock to the next arrival when it is later; false when none is left.
   bool wait_for_arrival();
-  // Reserves the KV cache of a request's whole context; false (nothing reserved) if it does not fit.
-  bool reserve_kv(int64_t id);
-  void execute(const Step& step);
+  // Reserves the KV cache of a request's whole context in `pool` at time `at` (a finished
+  // request's cache is free from its last token on); false (nothing reserved) if it does not fit.
+  bool reserve_kv(int64_t id, int64_t pool, double at);
+  bool reserve_kv(int64_t id) { return reserve_kv(id, 0, now_); }
+  // The request's KV cache moves for `seconds` after its prefill: it may decode only from its
+  // first token + seconds on.
+  void set_kv_transfer(int64_t id, double seconds);
+  void execute(const Step& step) { execute_at(step, now_); }
+  // Runs `step` on a chip whose clock reads `start`; returns when it ends.
+  double execute_at(const Step& step, double start);
   const RequestRecord& record(int64_t id) const { return records_[static_cast<size_t>(id)]; }
   bool prefilled(int64_t id) const { return record(id).prefilled_tokens == record(id).prompt_tokens; }
   bool finished(int64_t id) const { return record(id).decided; }
@@ -167,7 +193,14 @@ class Engine {
   size_t next_arrival_ = 0;
   int64_t decided_ = 0;
   double now_ = 0;
-  int64_t kv_used_tokens_ = 0;  // reserved context of the requests holding a KV cache
+  struct KvPool {
+    int64_t used_tokens = 0;  // reserved context of the requests holding KV here
+    // (time, tokens) freed by requests that finished, not yet subtracted: a chip may look at
+    // the pool before another chip's step that frees them has ended.
+    std::priority_queue<std::pair<double, int64_t>, std::vector<std::pair<double, int64_t>>, std::greater<>>
+        freed;
+  };
+  std::vector<KvPool> kv_pools_;
   ServeTotals totals_;
   std::vector<int64_t> lengths_;  // scratch for varlen costs
 };

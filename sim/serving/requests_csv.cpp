@@ -22,16 +22,16 @@ std::string shape(const std::optional<Shape>& s, bool varlen) {
 
 void write_requests_csv(std::ostream& out, const ServeResult& result) {
   out << "id,arrival_s,prompt_tokens,output_tokens,generated_tokens,outcome,reason,queue_s,ttft_s,"
-         "tbt_mean_s,tbt_max_s,e2e_s,prefill_shape,decode_shape,slot,pad_tokens,energy_pj\n";
+         "tbt_mean_s,tbt_max_s,e2e_s,prefill_shape,decode_shape,slot,pad_tokens,energy_pj,kv_transfer_s\n";
   for (const RequestRecord& r : result.records) {
     const bool served = r.served();
     out << fmt::format(
-        "{},{:.9g},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g}\n", r.id, r.arrival_s, r.prompt_tokens,
+        "{},{:.9g},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{}\n", r.id, r.arrival_s, r.prompt_tokens,
         r.output_tokens, r.generated_tokens, kOutcomeNames.name(r.outcome), kReasonNames.name(r.reason),
         seconds(served ? r.queue_s() : NAN), seconds(served ? r.ttft_s() : NAN), seconds(r.tbt_mean_s()),
         seconds(r.generated_tokens > 1 ? r.tbt_max_s : NAN), seconds(served ? r.e2e_s() : NAN),
         shape(r.prefill_shape, r.varlen), shape(r.decode_shape, r.varlen && r.generated_tokens > 1), r.slot,
-        r.pad_tokens, r.energy_pj);
+        r.pad_tokens, r.energy_pj, seconds(r.kv_transfer_s));
   }
 }
 

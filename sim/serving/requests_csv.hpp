@@ -10,9 +10,12 @@
 //   tbt_mean_s, tbt_max_s                         mean and largest gap between its tokens
 //   e2e_s                                         last token - arrival
 //   prefill_shape, decode_shape                   "[B, S]" / "[B, L]", "varlen", or ""
-//   slot                                          decode slot (-1: never decoded)
+//   slot                                          decode slot (-1: never decoded; disaggregated:
+//                                                 decode chip x B + slot)
 //   pad_tokens                                    pad positions attributed to it
 //   energy_pj                                     its share of its steps' energy
+//   kv_transfer_s                                 its KV cache crossing to the decode chip
+//                                                 (disaggregated; 0 otherwise)
 // Times are seconds; a time that does not apply (a rejected request; TBT of one token) is empty.
 #include <ostream>
 #include <string>

@@ -20,12 +20,14 @@ namespace link_anchor {
 void static_scheduler();
 void continuous_scheduler();
 void chunked_scheduler();
+void disaggregated_scheduler();
 void dynamic_scheduler();
 }  // namespace link_anchor
 
 const Registry<Scheduler>& schedulers() {
-  static const bool linked = (link_anchor::static_scheduler(), link_anchor::continuous_scheduler(),
-                              link_anchor::chunked_scheduler(), link_anchor::dynamic_scheduler(), true);
+  static const bool linked =
+      (link_anchor::static_scheduler(), link_anchor::continuous_scheduler(), link_anchor::chunked_scheduler(),
+       link_anchor::disaggregated_scheduler(), link_anchor::dynamic_scheduler(), true);
   (void)linked;
   return Registry<Scheduler>::instance();
 }
@@ -83,7 +85,7 @@ ServeResult serve(const packing::RequestLog& log, std::string_view scheduler, co
   const Scheduler& s = schedulers().get(scheduler, "scheduler");
   validate_common(options);
   s.validate(options);
-  Engine engine(log.requests, cost, options);
+  Engine engine(log.requests, cost, options, s.kv_pools(options));
   s.run(engine, options);
   ServeResult result = engine.take_result(std::string(scheduler));
   check_conservation(result);

@@ -20,6 +20,8 @@ class Scheduler {
   virtual void validate(const ServeOptions& options) const = 0;
   // Runs steps on `engine` until engine.done().
   virtual void run(Engine& engine, const ServeOptions& options) const = 0;
+  // How many chips hold KV caches, each with its own budget of options.kv_capacity_bytes.
+  virtual int64_t kv_pools(const ServeOptions& /*options*/) const { return 1; }
 };
 
 // Every registered scheduler.

@@ -45,7 +45,8 @@ inline packing::RequestLog poisson_log(int64_t n, double rate, uint64_t seed,
   return request_log(rows);
 }
 
-// Options with a KV budget of `capacity_tokens` tokens at one byte per token.
+// Options with a KV budget of `capacity_tokens` tokens at one byte per token (disaggregated:
+// one chip per pool, the KV cache moved at 1 TB/s).
 inline serving::ServeOptions serve_options(std::vector<packing::Shape> prefill,
                                            std::vector<packing::Shape> decode,
                                            double capacity_tokens = 1e12) {
@@ -53,6 +54,7 @@ inline serving::ServeOptions serve_options(std::vector<packing::Shape> prefill,
   o.buckets = packing::make_bucket_set(std::move(prefill), std::move(decode), "test");
   o.kv_bytes_per_token = 1;
   o.kv_capacity_bytes = capacity_tokens;
+  o.kv_link_bytes_per_s = 1e12;
   return o;
 }
 

@@ -89,49 +89,61 @@ TEST_CASE("serving requests.csv: one row per request with the documented columns
   std::getline(lines, second);
   CHECK(header ==
         "id,arrival_s,prompt_tokens,output_tokens,generated_tokens,outcome,reason,queue_s,ttft_s,tbt_mean_s,"
-        "tbt_max_s,e2e_s,prefill_shape,decode_shape,slot,pad_tokens,energy_pj");
+        "tbt_max_s,e2e_s,prefill_shape,decode_shape,slot,pad_tokens,energy_pj,kv_transfer_s");
   // R0 alone: prefill [1, 4] 0 -> 1.5, decode [2, 16] 1.5 -> 2.75 -> 4 (1 pad slot each step).
-  CHECK(first == "0,0,4,3,3,served,,0,1.5,1.25,1.25,4,\"[1, 4]\",\"[2, 16]\",0,2,8");
-  CHECK(second == "1,0.5,40,2,0,rejected,prompt-exceeds-prefill,,,,,,,,-1,0,0");
+  CHECK(first == "0,0,4,3,3,served,,0,1.5,1.25,1.25,4,\"[1, 4]\",\"[2, 16]\",0,2,8,0");
+  CHECK(second == "1,0.5,40,2,0,rejected,prompt-exceeds-prefill,,,,,,,,-1,0,0,0");
   CHECK(!std::getline(lines, extra));
 }
 
 TEST_CASE("serving bad input: clear errors naming what was expected", "[serving]") {
+  const auto error_of_serve = [](const std::string& scheduler, const ServeOptions& o) {
+    return input_error_of([&] { serve(kLog(), scheduler, kCost, o); });
+  };
   CHECK(input_error_of([] { validate(Slo{0, 1}); }) == "SLO 'ttft_s': expected a time in seconds > 0, got 0");
-  CHECK(input_error_of([] {
-          summarize(serve(kLog(), "static", kCost, options()), Slo{1, -2});
+  const ServeResult r = serve(kLog(), "static", kCost, options());
+  CHECK(input_error_of([&] {
+          summarize(r, Slo{1, -2});
         }) == "SLO 'tbt_s': expected a time in seconds > 0, got -2");
-  auto empty = request_log({});
+  const auto empty = request_log({});
   CHECK(input_error_of([&] { serve(empty, "static", kCost, options()); }) ==
         "test-log.csv: expected at least one request, got none");
-  CHECK(input_error_of([] { serve(kLog(), "contiguous", kCost, options()); }) ==
-        "scheduler 'contiguous': expected one of static, continuous, chunked, dynamic (did you mean "
-        "'continuous'?)");
+  CHECK(
+      error_of_serve("contiguous", options()) ==
+      "scheduler 'contiguous': expected one of static, continuous, chunked, disaggregated, dynamic (did you "
+      "mean 'continuous'?)");
   // A decode shape that cannot hold a request: L = 1, or one slot's KV beyond the budget.
-  CHECK(input_error_of([] {
-          serve(kLog(), "continuous", kCost, serve_options({{1, 4}}, {{2, 1}}));
-        }) ==
-        "bucket set 'test': decode shape [2, 1]: expected L >= 2 (a prompt token and a generated token); it "
-        "cannot "
-        "hold a request");
-  CHECK(input_error_of([] {
-          serve(kLog(), "static", kCost, serve_options({{1, 4}}, {{2, 16}}, 15));
-        }) ==
+  CHECK(error_of_serve("continuous", serve_options({{1, 4}}, {{2, 1}})) ==
+        "bucket set 'test': decode shape [2, 1]: expected L >= 2 (a prompt token and a generated token); "
+        "it cannot hold a request");
+  CHECK(error_of_serve("static", serve_options({{1, 4}}, {{2, 16}}, 15)) ==
         "bucket set 'test': decode shape [2, 16]: one slot's full context (16 tokens x 1 B = 16 B) exceeds "
         "kv_capacity_bytes (15 B); expected a shape whose slot fits the KV budget");
   ServeOptions o = options();
   o.chunk_tokens = 0;
-  CHECK(input_error_of([&] { serve(kLog(), "chunked", kCost, o); }) ==
+  CHECK(error_of_serve("chunked", o) ==
         "serving option 'chunk_tokens': expected prompt tokens per step in [1, 16777216], got 0");
   o = options();
   o.kv_bytes_per_token = 0;
-  CHECK(input_error_of([&] { serve(kLog(), "dynamic", kCost, o); }) ==
+  CHECK(error_of_serve("dynamic", o) ==
         "serving option 'kv_bytes_per_token': expected KV-cache bytes per token of context (a number > 0), "
         "got 0");
+  o = options();
+  o.kv_link_bytes_per_s = 0;
+  CHECK(error_of_serve("disaggregated", o) ==
+        "serving option 'kv_link_bytes_per_s': expected the bytes/s of the link the KV cache crosses "
+        "(a number > 0), got 0");
+  o = options();
+  o.decode_chips = 0;
+  CHECK(error_of_serve("disaggregated", o) ==
+        "serving option 'decode_chips': expected chips in [1, 4096], got 0");
   CHECK(input_error_of([] {
           ClosedFormCost({-1, 0, 0}, {});
         }) == "closed-form cost 'seconds.step': expected a finite number >= 0, got -1");
   CHECK(input_error_of([] {
           ClosedFormCost({0, 0, 1}, {});
         }) == "closed-form cost 'seconds': expected step > 0 or token > 0 (a step must take time)");
+  CHECK(input_error_of([] {
+          ClosedFormCost::per_phase({{1, 0, 0}, {}}, {{0, 0, -1}, {}});
+        }) == "closed-form cost 'decode.seconds.cell': expected a finite number >= 0, got -1");
 }

@@ -41,8 +41,9 @@ struct Expected {
   double queue, ttft, tbt_mean, tbt_max, e2e;  // tbt NaN for a single token
 };
 
-void check_hand(const std::string& scheduler, const std::vector<Expected>& want) {
-  const ServeResult r = serve(hand_log(), scheduler, kHandCost, hand_options());
+void check_hand(const std::string& scheduler, const std::vector<Expected>& want,
+                const ServeOptions& options = hand_options()) {
+  const ServeResult r = serve(hand_log(), scheduler, kHandCost, options);
   REQUIRE(r.records.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     INFO(scheduler << " R" << i);
@@ -117,6 +118,31 @@ TEST_CASE("serving chunked: the 5-request example worked by hand", "[serving]") 
                          {1, 3.75, 1.25, 1.25, 5}});
 }
 
+// disaggregated (one prefill chip P, one decode chip D with [2, 16]; the KV cache crosses a
+// 4 B/s link: prompt / 4 s; decode chips act first on a tie). P 0 -> 2: prefill [2, 4] {R0 slot
+// 0, R1 slot 1} (TTFT 2, 2); R1's cache lands at 2.75, R0's at 3. D 2.75 -> 4: R1 token 2 (gap
+// 2, E2E 4). D frees slot 1 at 4 and runs R0 4 -> 5.25 (gap 3.25); P, idle since 2 for want of
+// a slot, prefills R2 in [1, 8] 4 -> 6 (its only token: TTFT 5; R3 cannot join: no [2, >=6]).
+// D 5.25 -> 6.5: R0 token 3 (gaps 3.25, 1.25, E2E 6.5). At 6.5 D frees slots 0 and 1 (R2's,
+// held until its prefill ended); P prefills R3 in [1, 4] 6.5 -> 8 (TTFT 7), cache at 8.5; D
+// 8.5 -> 9.75 -> 11 -> 12.25 (gaps 1.75, 1.25, 1.25, E2E 11.25). R4: P 10 -> 11.5 (TTFT 1.5),
+// cache at 12.5, D 12.5 -> 13.75 (gap 2.25, E2E 3.75).
+TEST_CASE("serving disaggregated: the 5-request example worked by hand", "[serving]") {
+  ServeOptions o = hand_options();
+  o.kv_link_bytes_per_s = 4;
+  check_hand("disaggregated",
+             {{0, 2, 2.25, 3.25, 6.5},
+              {0, 2, 2, 2, 4},
+              {3, 5, kNone, kNone, 5},
+              {5.5, 7, 4.25 / 3, 1.75, 11.25},
+              {0, 1.5, 2.25, 2.25, 3.75}},
+             o);
+  const ServeResult r = serve(hand_log(), "disaggregated", kHandCost, o);
+  CHECK(r.records[0].kv_transfer_s == 1);
+  CHECK(r.records[2].kv_transfer_s == 0);                          // one token: nothing to move
+  CHECK(r.totals.busy_s == Approx(2 + 2 + 1.5 + 1.5 + 7 * 1.25));  // 4 prefill steps, 7 decode steps
+}
+
 // dynamic (varlen, 2 slots): prefill {R0, R1} = 1 + 0.125 * 7 = 1.875 s (TTFT 1.875). Decode of
 // 2 (1.25 s) -> 3.125: R1 done. Prefill {R2} = 1.75 s -> 4.875 (TTFT 3.875, done). Prefill {R3}
 // = 1.25 s -> 6.125 (TTFT 5.125). Decode of 2 -> 7.375: R0 done (gaps 1.25, 4.25; E2E 7.375).
@@ -144,6 +170,9 @@ TEST_CASE("serving: every registered scheduler conserves requests, tokens and en
         ServeOptions o = serve_options({{4, 512}, {2, 1024}, {1, 4096}}, {{8, 2048}, {4, 4096}}, 20000);
         o.overflow = overflow;
         o.chunk_tokens = 256;
+        o.prefill_chips = 2;  // disaggregated: 2 prefill chips, 3 decode chips, a 1 GB/s link
+        o.decode_chips = 3;
+        o.kv_link_bytes_per_s = 1e9;
         const ServeResult r = serve(log, entry.name, cost, o);
         int64_t outcomes[3] = {0, 0, 0}, useful = 0, pad = 0;
         double energy = 0;
@@ -199,7 +228,7 @@ TEST_CASE("serving: prompts beyond S, contexts beyond L and the KV budget are re
 TEST_CASE("serving: the KV budget limits how many requests decode at once", "[serving]") {
   // Two slots, but 16 tokens of KV: two contexts of 4 + 6 = 10 cannot be held together.
   const auto log = request_log({{0, 4, 6}, {0, 4, 6}});
-  for (const char* name : {"continuous", "chunked", "dynamic", "static"}) {
+  for (const char* name : {"continuous", "chunked", "dynamic", "static", "disaggregated"}) {
     INFO(name);
     const ServeResult r = serve(log, name, kHandCost, serve_options({{2, 4}}, {{2, 16}}, 16));
     CHECK(r.records[1].start_s >= r.records[0].last_token_s);
@@ -216,5 +245,5 @@ TEST_CASE("serving: the scheduler registry holds one scheduler per file of sim/s
        std::filesystem::directory_iterator(std::string(SYSTOLIC_SOURCE_DIR) + "/sim/serving/schedulers"))
     files += f.path().extension() == ".cpp";
   CHECK(static_cast<int64_t>(schedulers().entries().size()) == files);
-  CHECK(schedulers().choices() == "static, continuous, chunked, dynamic");
+  CHECK(schedulers().choices() == "static, continuous, chunked, disaggregated, dynamic");
 }
