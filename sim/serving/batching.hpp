@@ -46,14 +46,11 @@ bool select_prefill(Engine& engine, const ServeOptions& options, Shapes shapes, 
                     Step& step);
 
 // Continuous batching (JetStream-style). Whenever a slot of the decode shape
-// options.buckets.decode.back() = [B, L] is free and requests wait, one prefill step takes the
-// waiting requests in arrival order (as many as free slots, the widest prefill bucket and the
-// KV budget allow, stopping at the first that does not fit) into the smallest prefill bucket
-// that holds them; their first token comes out of it and they take a slot. A request joins the
-// batch only if the grown batch's step costs no more than the batch so far plus a step of its
-// own (a short prompt is not stretched to [2, 8192] beside a long one). Otherwise one decode
-// step runs every occupied slot. With Shapes::varlen, steps are varlen (no pads) and prompts
-// and contexts are not limited by S or L; the slot count B and batch widths stay the same.
+// options.buckets.decode.back() = [B, L] is free and requests wait, one prefill step
+// (select_prefill, a free slot and the KV budget per request) starts them; their first token
+// comes out of it and they keep their slot. Otherwise one decode step runs every occupied slot.
+// With Shapes::varlen, steps are varlen (no pads) and prompts and contexts are not limited by S
+// or L; the slot count B and batch widths stay the same.
 void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes);
 
 }  // namespace systolic::serving

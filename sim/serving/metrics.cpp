@@ -47,6 +47,13 @@ void check_outcome(const RequestRecord& r) {
     broken(fmt::format("request {}: times out of order", r.id));
 }
 
+nlohmann::ordered_json number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
+
+nlohmann::ordered_json distribution_json(const Distribution& d) {
+  return {{"count", d.count},     {"mean", number(d.mean)}, {"p50", number(d.p50)},
+          {"p90", number(d.p90)}, {"p99", number(d.p99)},   {"max", number(d.max)}};
+}
+
 }  // namespace
 
 double percentile(std::vector<double> values, double q) {
@@ -149,6 +156,32 @@ std::string format_summary(const Summary& s) {
   else
     out += "load: unknown (arrivals span no time, or no capacity was measured)\n";
   return out;
+}
+
+nlohmann::ordered_json summary_json(const Summary& s) {
+  nlohmann::ordered_json j;
+  j["requests"] = {
+      {"total", s.requests}, {"served", s.served}, {"truncated", s.truncated}, {"rejected", s.rejected}};
+  j["latency_s"] = {{"queue", distribution_json(s.queue_s)},
+                    {"ttft", distribution_json(s.ttft_s)},
+                    {"tbt_mean", distribution_json(s.tbt_mean_s)},
+                    {"tbt_max", distribution_json(s.tbt_max_s)},
+                    {"e2e", distribution_json(s.e2e_s)}};
+  j["throughput"] = {{"makespan_s", s.makespan_s},
+                     {"busy_s", s.busy_s},
+                     {"tokens_per_s", number(s.tokens_per_s)},
+                     {"requests_per_s", number(s.requests_per_s)},
+                     {"pad_fraction", number(s.pad_fraction)}};
+  j["slo"] = s.slo ? nlohmann::ordered_json{{"ttft_s", s.slo->ttft_s},
+                                            {"tbt_s", s.slo->tbt_s},
+                                            {"attainment", s.slo_attainment},
+                                            {"goodput_rps", number(s.goodput_rps)}}
+                   : nlohmann::ordered_json(nullptr);
+  j["load"] = {{"offered_rps", number(s.offered_rps)},
+               {"capacity_rps", number(s.capacity_rps)},
+               {"load", number(s.load)},
+               {"replicas", s.replicas > 0 ? nlohmann::ordered_json(s.replicas) : nullptr}};
+  return j;
 }
 
 void check_conservation(const ServeResult& result) {

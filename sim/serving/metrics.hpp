@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/serving/engine.hpp"
 
 namespace systolic::serving {
@@ -55,6 +57,11 @@ Summary summarize(const ServeResult& result, std::optional<Slo> slo = std::nullo
 
 // Text for the terminal: counts, the latency table, throughput, SLO and the overload line.
 std::string format_summary(const Summary& summary);
+
+// The same for report.json: {"requests": {...}, "latency_s": {"queue": {"count", "mean", "p50",
+// "p90", "p99", "max"}, "ttft", "tbt_mean", "tbt_max", "e2e"}, "throughput": {...}, "slo": {...}
+// or null, "load": {...}}; a value that does not exist (NaN) is null.
+nlohmann::ordered_json summary_json(const Summary& summary);
 
 // Throws std::logic_error (an engine or scheduler bug, not bad input) unless every request got
 // exactly one outcome consistent with its tokens, the token positions computed equal useful +

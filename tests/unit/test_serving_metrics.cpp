@@ -75,6 +75,14 @@ TEST_CASE("serving overload line: offered load against the backlogged capacity",
   CHECK(f.load == Approx(1.96));
   CHECK(f.replicas == 2);
   CHECK(format_summary(f).find("2 replicas would keep up") != std::string::npos);
+  const auto j = summary_json(f);
+  CHECK(j["load"]["replicas"] == 2);
+  CHECK(j["load"]["load"].get<double>() == Approx(1.96));
+  CHECK(j["requests"]["served"] == 5);
+  CHECK(j["latency_s"]["ttft"]["count"] == 5);
+  CHECK(j["latency_s"]["tbt_mean"]["count"] == 4);
+  CHECK(j["slo"].is_null());
+  CHECK(summary_json(summarize(serve(kLog(), "static", kCost, options())))["load"]["replicas"].is_null());
 }
 
 TEST_CASE("serving requests.csv: one row per request with the documented columns", "[serving]") {
