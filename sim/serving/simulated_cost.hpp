@@ -12,6 +12,8 @@
 //     share scaled by sum l_i / (n * Lg), the rest (weights, one token per slot) as simulated.
 // The scaling charges a step's fixed part (reading the weights) in proportion to its useful
 // tokens too, so a varlen prefill is priced at most one granule's worth of tokens below cost.
+// Not handled yet: a packed lane longer than the model's context, which the model reader
+// refuses (an InputError from the simulator).
 #include <cstdint>
 #include <vector>
 
