@@ -1,0 +1,226 @@
+#include "sim/serving/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace systolic::serving {
+namespace {
+
+int64_t useful_of(Phase phase, const Work& w) { return phase == Phase::prefill ? w.prefill_tokens : 1; }
+
+int64_t useful_of(Phase phase, const std::vector<Work>& works) {
+  int64_t n = 0;
+  for (const Work& w : works) n += useful_of(phase, w);
+  return n;
+}
+
+// Token positions a part computes: a static shape computes all of it, pads included.
+int64_t positions_of(Phase phase, const Step& step) {
+  const auto& works = phase == Phase::prefill ? step.prefill : step.decode;
+  if (step.varlen) return useful_of(phase, works);
+  const Shape& s = phase == Phase::prefill ? step.prefill_shape : step.decode_shape;
+  return phase == Phase::prefill ? s.batch * s.length : s.batch;
+}
+
+[[noreturn]] void broken(const std::string& what) { throw std::logic_error("serving engine: " + what); }
+
+}  // namespace
+
+double RequestRecord::tbt_mean_s() const {
+  return generated_tokens > 1 ? tbt_sum_s / static_cast<double>(generated_tokens - 1)
+                              : std::numeric_limits<double>::quiet_NaN();
+}
+
+Engine::Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options,
+               int64_t kv_pools)
+    : cost_(cost), options_(options), kv_pools_(static_cast<size_t>(std::max<int64_t>(1, kv_pools))) {
+  records_.reserve(requests.size());
+  for (const Request& q : requests) {
+    RequestRecord r;
+    r.id = static_cast<int64_t>(records_.size());
+    r.arrival_s = q.arrival_s;
+    r.prompt_tokens = q.prompt_tokens;
+    r.output_tokens = r.target_tokens = q.output_tokens;
+    records_.push_back(r);
+  }
+  if (!requests.empty()) now_ = totals_.first_arrival_s = totals_.end_s = requests.front().arrival_s;
+}
+
+void Engine::admit_arrivals(const Limits& limits, double until) {
+  while (next_arrival_ < records_.size() && records_[next_arrival_].arrival_s <= until) {
+    RequestRecord& r = records_[next_arrival_++];
+    triage(r, limits);
+    if (!r.decided) waiting_.push_back(r.id);
+  }
+}
+
+void Engine::triage(RequestRecord& r, const Limits& limits) {
+  if (limits.max_prompt > 0 && r.prompt_tokens > limits.max_prompt)
+    return reject(r, Reason::prompt_exceeds_prefill);
+  if (limits.max_context > 0 && r.output_tokens > 1 &&
+      r.prompt_tokens + r.output_tokens > limits.max_context) {
+    if (options_.overflow == Overflow::reject) return reject(r, Reason::context_exceeds_decode);
+    r.target_tokens = std::max<int64_t>(1, limits.max_context - r.prompt_tokens);
+    r.outcome = Outcome::truncated;
+    r.reason = Reason::context_exceeds_decode;
+  }
+  const double context = static_cast<double>(r.prompt_tokens + r.target_tokens);
+  if (context * options_.kv_bytes_per_token > options_.kv_capacity_bytes)
+    reject(r, Reason::kv_exceeds_capacity);
+}
+
+void Engine::reject(RequestRecord& r, Reason reason) {
+  if (r.decided) broken(fmt::format("request {} decided twice", r.id));
+  r.outcome = Outcome::rejected;
+  r.reason = reason;
+  r.target_tokens = 0;
+  r.decided = true;
+  ++decided_;
+}
+
+double Engine::next_arrival_s() const {
+  return next_arrival_ < records_.size() ? records_[next_arrival_].arrival_s
+                                         : std::numeric_limits<double>::infinity();
+}
+
+bool Engine::wait_for_arrival() {
+  if (next_arrival_ >= records_.size()) return false;
+  now_ = std::max(now_, records_[next_arrival_].arrival_s);
+  return true;
+}
+
+bool Engine::reserve_kv(int64_t id, int64_t pool, double at) {
+  RequestRecord& r = records_[static_cast<size_t>(id)];
+  KvPool& kv = kv_pools_.at(static_cast<size_t>(pool));
+  for (; !kv.freed.empty() && kv.freed.top().first <= at; kv.freed.pop())
+    kv.used_tokens -= kv.freed.top().second;
+  const int64_t tokens = kv.used_tokens + r.prompt_tokens + r.target_tokens;
+  if (static_cast<double>(tokens) * options_.kv_bytes_per_token > options_.kv_capacity_bytes) return false;
+  kv.used_tokens = tokens;
+  r.kv_reserved = true;
+  r.kv_pool = pool;
+  return true;
+}
+
+void Engine::set_kv_transfer(int64_t id, double seconds) {
+  records_[static_cast<size_t>(id)].kv_transfer_s = seconds;
+}
+
+void Engine::check_part(Phase phase, const Step& step) const {
+  const bool prefill = phase == Phase::prefill;
+  const auto& works = prefill ? step.prefill : step.decode;
+  const Shape& shape = prefill ? step.prefill_shape : step.decode_shape;
+  for (const Work& w : works) {
+    const RequestRecord& r = record(w.request);
+    if (r.decided || r.arrival_s > now_) broken(fmt::format("request {} in a step it cannot be in", r.id));
+    if (prefill && (w.prefill_tokens < 1 || r.prefilled_tokens + w.prefill_tokens > r.prompt_tokens))
+      broken(fmt::format("request {}: prefill of {} tokens out of range", r.id, w.prefill_tokens));
+    if (!r.kv_reserved) broken(fmt::format("request {} runs without a KV reservation", r.id));
+    if (!prefill && !(prefilled(r.id) && now_ >= r.first_token_s + r.kv_transfer_s))
+      broken(fmt::format("request {} decodes before its prefill finished and its KV cache arrived", r.id));
+    if (step.varlen) continue;
+    if (prefill ? w.prefill_tokens > shape.length : r.prompt_tokens + r.generated_tokens > shape.length)
+      broken(fmt::format("request {} does not fit {}", r.id, packing::to_string(shape)));
+  }
+  if (!step.varlen && (prefill ? useful_of(phase, works) > shape.batch * shape.length
+                               : static_cast<int64_t>(works.size()) > shape.batch))
+    broken(fmt::format("step overfills {}", packing::to_string(shape)));
+}
+
+StepCharge Engine::run_part(Phase phase, const Step& step) {
+  const auto& works = phase == Phase::prefill ? step.prefill : step.decode;
+  if (works.empty()) return {};
+  check_part(phase, step);
+  if (!step.varlen)
+    return cost_.fixed(phase, phase == Phase::prefill ? step.prefill_shape : step.decode_shape);
+  lengths_.clear();
+  for (const Work& w : works) {
+    const RequestRecord& r = record(w.request);
+    lengths_.push_back(phase == Phase::prefill ? w.prefill_tokens : r.prompt_tokens + r.generated_tokens);
+  }
+  return cost_.varlen(phase, lengths_);
+}
+
+double Engine::execute_at(const Step& step, double start) {
+  if (step.prefill.empty() && step.decode.empty()) broken("an empty step");
+  now_ = start;
+  const StepCharge p = run_part(Phase::prefill, step);
+  const StepCharge d = run_part(Phase::decode, step);
+  for (const auto* works : {&step.prefill, &step.decode})
+    for (const Work& w : *works)
+      if (std::isnan(records_[w.request].start_s)) records_[w.request].start_s = now_;
+  now_ += p.seconds + d.seconds;
+  ++totals_.steps;
+  totals_.busy_s += p.seconds + d.seconds;
+  totals_.energy_pj += p.energy_pj + d.energy_pj;
+  totals_.end_s = std::max(totals_.end_s, now_);
+  if (!step.prefill.empty())
+    attribute(step.prefill, positions_of(Phase::prefill, step), p.energy_pj, Phase::prefill);
+  if (!step.decode.empty())
+    attribute(step.decode, positions_of(Phase::decode, step), d.energy_pj, Phase::decode);
+  for (const Work& w : step.prefill) {
+    RequestRecord& r = records_[w.request];
+    if (!step.varlen && !r.prefill_shape) r.prefill_shape = step.prefill_shape;
+    r.varlen = step.varlen;
+    r.prefilled_tokens += w.prefill_tokens;
+    if (r.prefilled_tokens == r.prompt_tokens) emit_token(r);
+  }
+  for (const Work& w : step.decode) {
+    RequestRecord& r = records_[w.request];
+    if (!step.varlen) r.decode_shape = step.decode_shape;
+    r.slot = w.slot;
+    emit_token(r);
+  }
+  return now_;
+}
+
+// Pads go to the works in proportion to their useful tokens, rounded down, the remainder one
+// each to the first works (so they sum exactly); energy in proportion to the positions each
+// then holds (its useful tokens plus its exact, unrounded pad share).
+void Engine::attribute(const std::vector<Work>& works, int64_t positions, double energy_pj, Phase phase) {
+  const int64_t useful = useful_of(phase, works);
+  const int64_t pad = positions - useful;
+  totals_.positions += positions;
+  totals_.useful += useful;
+  totals_.pad += pad;
+  int64_t left = pad;
+  for (const Work& w : works) {
+    const int64_t share = pad * useful_of(phase, w) / useful;
+    records_[w.request].pad_tokens += share;
+    left -= share;
+  }
+  for (size_t i = 0; left > 0; ++i, --left) ++records_[works[i].request].pad_tokens;
+  for (const Work& w : works) {
+    const double held =
+        static_cast<double>(useful_of(phase, w)) +
+        static_cast<double>(pad) * static_cast<double>(useful_of(phase, w)) / static_cast<double>(useful);
+    records_[w.request].energy_pj += energy_pj * held / static_cast<double>(positions);
+  }
+}
+
+void Engine::emit_token(RequestRecord& r) {
+  if (r.generated_tokens == 0) {
+    r.first_token_s = now_;
+  } else {
+    const double gap = now_ - r.last_token_s;
+    r.tbt_sum_s += gap;
+    r.tbt_max_s = std::max(r.tbt_max_s, gap);
+  }
+  r.last_token_s = now_;
+  if (++r.generated_tokens < r.target_tokens) return;
+  if (r.decided) broken(fmt::format("request {} decided twice", r.id));
+  r.decided = true;
+  ++decided_;
+  kv_pools_[static_cast<size_t>(r.kv_pool)].freed.emplace(now_, r.prompt_tokens + r.target_tokens);
+  r.kv_reserved = false;
+}
+
+ServeResult Engine::take_result(std::string scheduler) {
+  if (!done()) broken("the scheduler stopped before every request had an outcome");
+  return {std::move(scheduler), std::move(records_), totals_};
+}
+
+}  // namespace systolic::serving

@@ -1,0 +1,107 @@
+#include "sim/serving/scheduler.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/common/error.hpp"
+#include "sim/serving/metrics.hpp"
+
+namespace systolic::serving {
+
+// Link anchors, one per file of sim/serving/schedulers/. A registration is a static object in a
+// file nobody references, and this tree links systolic_sim as a plain archive (without the
+// WHOLE_ARCHIVE that registry.hpp asks for), so the linker would drop those files with their
+// registrations. Calling each file's (empty) anchor function here keeps it: a call into
+// another file survives the optimizer, where a read of an unused constant does not. Remove
+// once the library is linked WHOLE_ARCHIVE; tests/unit/test_serving_schedulers.cpp counts the
+// registry against the folder.
+namespace link_anchor {
+void static_scheduler();
+void continuous_scheduler();
+void chunked_scheduler();
+void disaggregated_scheduler();
+void dynamic_scheduler();
+}  // namespace link_anchor
+
+const Registry<Scheduler>& schedulers() {
+  static const bool linked =
+      (link_anchor::static_scheduler(), link_anchor::continuous_scheduler(), link_anchor::chunked_scheduler(),
+       link_anchor::disaggregated_scheduler(), link_anchor::dynamic_scheduler(), true);
+  (void)linked;
+  return Registry<Scheduler>::instance();
+}
+
+void validate_common(const ServeOptions& options) {
+  for (const auto& [value, key, what] :
+       {std::tuple{options.kv_bytes_per_token, "kv_bytes_per_token", "KV-cache bytes per token of context"},
+        {options.kv_capacity_bytes, "kv_capacity_bytes", "HBM bytes left for the KV cache"}})
+    if (!(std::isfinite(value) && value > 0))
+      throw InputError(
+          fmt::format("serving option '{}': expected {} (a number > 0), got {}", key, what, value));
+  const auto& b = options.buckets;
+  if (b.prefill.empty() || b.decode.empty())
+    throw InputError(
+        fmt::format("bucket set '{}': expected at least one prefill and one decode shape", b.name));
+}
+
+void validate_decode_shape(const Shape& decode, const ServeOptions& options) {
+  const std::string where =
+      fmt::format("bucket set '{}': decode shape {}", options.buckets.name, packing::to_string(decode));
+  if (decode.length < 2)
+    throw InputError(where +
+                     ": expected L >= 2 (a prompt token and a generated token); it cannot hold a request");
+  const double slot_bytes = static_cast<double>(decode.length) * options.kv_bytes_per_token;
+  if (slot_bytes > options.kv_capacity_bytes)
+    throw InputError(
+        fmt::format("{}: one slot's full context ({} tokens x {} B = {} B) exceeds kv_capacity_bytes "
+                    "({} B); expected a shape whose slot fits the KV budget",
+                    where, decode.length, options.kv_bytes_per_token, slot_bytes, options.kv_capacity_bytes));
+}
+
+namespace {
+
+void validate_log(const packing::RequestLog& log) {
+  const std::string name = log.path.empty() ? "request log" : log.path;
+  if (log.requests.empty()) throw InputError(name + ": expected at least one request, got none");
+  for (size_t i = 0; i < log.requests.size(); ++i) {
+    const packing::Request& r = log.requests[i];
+    if (r.id != static_cast<int64_t>(i) || (i > 0 && r.arrival_s < log.requests[i - 1].arrival_s))
+      throw InputError(
+          fmt::format("{}: request {}: expected requests in arrival order with id = index", name, i));
+    if (!std::isfinite(r.arrival_s) || r.prompt_tokens < 1 || r.output_tokens < 1)
+      throw InputError(
+          fmt::format("{}: request {}: expected a finite arrival and at least one prompt and one "
+                      "output token",
+                      name, i));
+  }
+}
+
+}  // namespace
+
+ServeResult serve(const packing::RequestLog& log, std::string_view scheduler, const StepCost& cost,
+                  const ServeOptions& options) {
+  validate_log(log);
+  const Scheduler& s = schedulers().get(scheduler, "scheduler");
+  validate_common(options);
+  s.validate(options);
+  Engine engine(log.requests, cost, options, s.kv_pools(options));
+  s.run(engine, options);
+  ServeResult result = engine.take_result(std::string(scheduler));
+  check_conservation(result);
+  return result;
+}
+
+double backlogged_capacity(const packing::RequestLog& log, std::string_view scheduler, const StepCost& cost,
+                           const ServeOptions& options) {
+  packing::RequestLog backlog = log;
+  for (packing::Request& r : backlog.requests)
+    r.arrival_s = log.requests.empty() ? 0 : log.requests.front().arrival_s;
+  const ServeResult result = serve(backlog, scheduler, cost, options);
+  int64_t served = 0;
+  for (const RequestRecord& r : result.records) served += r.served();
+  const double makespan = result.totals.end_s - result.totals.first_arrival_s;
+  return makespan > 0 ? static_cast<double>(served) / makespan : 0.0;
+}
+
+}  // namespace systolic::serving

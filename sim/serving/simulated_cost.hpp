@@ -1,0 +1,39 @@
+#pragma once
+// The step-cost oracle driven by the chip simulator: a static step costs what ShapeSimulator
+// simulated for that phase and shape (compiled and run once per shape, then cached).
+//
+// Varlen steps (the `dynamic` scheduler) have no compiled shape, so they are derived from the
+// nearest static one, rounding lengths up to `granule` tokens (use the array tile, so every
+// simulated length is one the array runs without a partial fold):
+//   prefill of prompts p_i: the packed lane [1, Tg], T = sum p_i, Tg = T rounded up; its cost is
+//     scaled to the useful work: (1 - a) * T / Tg + a * (sum p_i (p_i + 1) / 2) / (Tg (Tg + 1) / 2),
+//     a = the attention share of its MACs (the matmuls scale with tokens, attention with cells);
+//   decode of n tokens with KV lengths l_i: [n, Lg], Lg = max l_i rounded up; the attention
+//     share scaled by sum l_i / (n * Lg), the rest (weights, one token per slot) as simulated.
+// The scaling charges a step's fixed part (reading the weights) in proportion to its useful
+// tokens too, so a varlen prefill is priced at most one granule's worth of tokens below cost.
+// Not handled yet: a packed lane longer than the model's context, which the model reader
+// refuses (an InputError from the simulator).
+#include <cstdint>
+#include <vector>
+
+#include "sim/serving/replay.hpp"
+#include "sim/serving/step_cost.hpp"
+
+namespace systolic::serving {
+
+class SimulatedStepCost : public StepCost {
+ public:
+  // Throws InputError for granule < 1.
+  SimulatedStepCost(ShapeSimulator& simulator, int64_t granule);
+  StepCharge fixed(Phase phase, Shape shape) const override;
+  StepCharge varlen(Phase phase, const std::vector<int64_t>& lengths) const override;
+
+ private:
+  int64_t round_up(int64_t length) const { return (length + granule_ - 1) / granule_ * granule_; }
+
+  ShapeSimulator& simulator_;
+  int64_t granule_;
+};
+
+}  // namespace systolic::serving

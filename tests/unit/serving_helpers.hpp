@@ -1,0 +1,71 @@
+#pragma once
+// Request logs, bucket sets and costs the serving tests build by hand.
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/common/error.hpp"
+#include "sim/packing/buckets.hpp"
+#include "sim/packing/request_log.hpp"
+#include "sim/serving/engine.hpp"
+
+namespace systolic::testing {
+
+// (arrival_s, prompt_tokens, output_tokens) rows, already in arrival order.
+inline packing::RequestLog request_log(const std::vector<std::tuple<double, int64_t, int64_t>>& rows) {
+  packing::RequestLog log;
+  log.path = "test-log.csv";
+  log.format = packing::LogFormat::seconds;
+  for (const auto& [arrival, prompt, output] : rows) {
+    packing::Request r;
+    r.id = static_cast<int64_t>(log.requests.size());
+    r.arrival_s = arrival;
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    r.line = static_cast<int>(r.id) + 2;
+    log.requests.push_back(r);
+  }
+  return log;
+}
+
+// Poisson arrivals at `rate` per second (seeded), prompt and output lengths uniform in the ranges.
+inline packing::RequestLog poisson_log(int64_t n, double rate, uint64_t seed,
+                                       std::pair<int64_t, int64_t> prompt,
+                                       std::pair<int64_t, int64_t> output) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  std::uniform_int_distribution<int64_t> p(prompt.first, prompt.second), o(output.first, output.second);
+  std::vector<std::tuple<double, int64_t, int64_t>> rows;
+  double t = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    t += gap(rng);
+    rows.emplace_back(t, p(rng), o(rng));
+  }
+  return request_log(rows);
+}
+
+// Options with a KV budget of `capacity_tokens` tokens at one byte per token (disaggregated:
+// one chip per pool, the KV cache moved at 1 TB/s).
+inline serving::ServeOptions serve_options(std::vector<packing::Shape> prefill,
+                                           std::vector<packing::Shape> decode,
+                                           double capacity_tokens = 1e12) {
+  serving::ServeOptions o;
+  o.buckets = packing::make_bucket_set(std::move(prefill), std::move(decode), "test");
+  o.kv_bytes_per_token = 1;
+  o.kv_capacity_bytes = capacity_tokens;
+  o.kv_link_bytes_per_s = 1e12;
+  return o;
+}
+
+template <typename F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace systolic::testing

@@ -1,0 +1,249 @@
+// Serving schedulers (docs/serving.md): a 5-request example worked by hand for each scheduler
+// (every TTFT and TBT written out below), conservation on random logs for every registered
+// scheduler, admission (truncation, rejection, the KV budget) and the registry against the
+// folder of scheduler files.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "serving_helpers.hpp"
+#include "sim/serving/metrics.hpp"
+#include "sim/serving/scheduler.hpp"
+#include "sim/serving/step_cost.hpp"
+
+using namespace systolic;
+using namespace systolic::serving;
+using systolic::testing::request_log;
+using systolic::testing::serve_options;
+
+namespace {
+
+// The hand-worked setup. Cost per step: 1 s + 0.125 s per token position (no attention term):
+//   prefill [1, 4] = 1.5 s, [2, 4] = 2 s, [1, 8] = 2 s; decode [2, 16] = 1 + 0.125 * 2 = 1.25 s;
+//   varlen prefill of prompts p_i = 1 + 0.125 * sum p_i; varlen decode of n tokens = 1 + 0.125 n.
+// Buckets: prefill [1, 4], [2, 4], [1, 8]; decode [2, 16] (2 slots). Chunk C = 4.
+// Requests (arrival s, prompt, output): R0 (0, 4, 3), R1 (0, 3, 2), R2 (1, 6, 1), R3 (1, 2, 4),
+// R4 (10, 4, 2).
+const ClosedFormCost kHandCost({1.0, 0.125, 0.0}, {0.0, 1.0, 0.0});
+
+packing::RequestLog hand_log() {
+  return request_log({{0, 4, 3}, {0, 3, 2}, {1, 6, 1}, {1, 2, 4}, {10, 4, 2}});
+}
+
+ServeOptions hand_options() {
+  ServeOptions o = serve_options({{1, 4}, {2, 4}, {1, 8}}, {{2, 16}});
+  o.chunk_tokens = 4;
+  return o;
+}
+
+struct Expected {
+  double queue, ttft, tbt_mean, tbt_max, e2e;  // tbt NaN for a single token
+};
+
+void check_hand(const std::string& scheduler, const std::vector<Expected>& want,
+                const ServeOptions& options = hand_options()) {
+  const ServeResult r = serve(hand_log(), scheduler, kHandCost, options);
+  REQUIRE(r.records.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO(scheduler << " R" << i);
+    const RequestRecord& got = r.records[i];
+    CHECK(got.outcome == Outcome::served);
+    CHECK(got.queue_s() == Approx(want[i].queue).margin(1e-12));
+    CHECK(got.ttft_s() == Approx(want[i].ttft).margin(1e-12));
+    CHECK(got.e2e_s() == Approx(want[i].e2e).margin(1e-12));
+    if (std::isnan(want[i].tbt_mean)) {
+      CHECK(std::isnan(got.tbt_mean_s()));
+    } else {
+      CHECK(got.tbt_mean_s() == Approx(want[i].tbt_mean).margin(1e-12));
+      CHECK(got.tbt_max_s == Approx(want[i].tbt_max).margin(1e-12));
+    }
+  }
+}
+
+const double kNone = std::nan("");
+
+}  // namespace
+
+// static: t=0 batch {R0, R1} in prefill [2, 4] (0 -> 2: both first tokens at 2), decode [2, 16]
+// 2 -> 3.25 (R0 token 2, R1 token 2: R1 done), 3.25 -> 4.5 (R0 token 3, lane 1 a pad).
+// t=4.5: R2 needs [1, 8], R3 cannot join it (no [2, >=6] bucket): batch {R2}, 4.5 -> 6.5, its
+// only token (TTFT 6.5 - 1 = 5.5). t=6.5: {R3} prefill [1, 4] 6.5 -> 8 (TTFT 7), decode 8 ->
+// 9.25 -> 10.5 -> 11.75 (E2E 10.75). R4 (arrived 10) waits for 11.75: prefill 11.75 -> 13.25
+// (TTFT 3.25), decode -> 14.5 (E2E 4.5).
+TEST_CASE("serving static: the 5-request example worked by hand", "[serving]") {
+  check_hand("static", {{0, 2, 1.25, 1.25, 4.5},
+                        {0, 2, 1.25, 1.25, 3.25},
+                        {3.5, 5.5, kNone, kNone, 5.5},
+                        {5.5, 7, 1.25, 1.25, 10.75},
+                        {1.75, 3.25, 1.25, 1.25, 4.5}});
+  const ServeResult r = serve(hand_log(), "static", kHandCost, hand_options());
+  // Pads: [2, 4] holds 7 of 8 (the 1 pad to R0, the first work); R0's last decode step has an
+  // empty lane; R2 fills 6 of [1, 8]; R3 2 of [1, 4] and 3 steps of [2, 16] alone; R4 1 step alone.
+  CHECK(r.records[0].pad_tokens == 2);
+  CHECK(r.records[1].pad_tokens == 0);
+  CHECK(r.records[2].pad_tokens == 2);
+  CHECK(r.records[3].pad_tokens == 5);
+  CHECK(r.records[4].pad_tokens == 1);
+  CHECK(r.records[2].prefill_shape == packing::Shape{1, 8});
+  CHECK(r.totals.steps == 10);  // 1 + 2 decode, 1, 1 + 3, 1 + 1
+}
+
+// continuous (decode [2, 16], 2 slots): t=0 prefill [2, 4] {R0, R1} 0 -> 2 (TTFT 2, 2). R2, R3
+// arrive at 1; no slot free: decode 2 -> 3.25 (R0 token 2; R1 token 2, done, slot 1 free).
+// Prefill {R2} in [1, 8] 3.25 -> 5.25 (its only token: TTFT 4.25; its slot frees at once).
+// Prefill {R3} in [1, 4] 5.25 -> 6.75 (TTFT 5.75). Decode 6.75 -> 8: R0 token 3 (gaps 1.25 and
+// 4.75: mean 3, max 4.75, E2E 8), R3 token 2. Decode 8 -> 9.25 -> 10.5: R3 done (E2E 9.5).
+// R4 (arrived 10) prefill 10.5 -> 12 (TTFT 2), decode 12 -> 13.25 (E2E 3.25).
+TEST_CASE("serving continuous: the 5-request example worked by hand", "[serving]") {
+  check_hand("continuous", {{0, 2, 3, 4.75, 8},
+                            {0, 2, 1.25, 1.25, 3.25},
+                            {2.25, 4.25, kNone, kNone, 4.25},
+                            {4.25, 5.75, 1.25, 1.25, 9.5},
+                            {0.5, 2, 1.25, 1.25, 3.25}});
+}
+
+// chunked (C = 4; prefill [1, 4] = 1.5 s, with decode [2, 16] beside it 2.75 s): t=0 R0, R1
+// take both slots; chunk = R0's 4 tokens, 0 -> 1.5 (TTFT 1.5). Chunk R1's 3 + decode R0:
+// 1.5 -> 4.25 (R1 TTFT 4.25; R0 token 2, gap 2.75). Decode 4.25 -> 5.5: R0 token 3 (gaps 2.75,
+// 1.25: mean 2, E2E 5.5), R1 token 2 (E2E 5.5). Both slots free: R2 and R3 start at 5.5; chunk
+// R2's first 4, 5.5 -> 7; chunk R2's last 2 + R3's 2, 7 -> 8.5: R2's only token (TTFT 7.5), R3
+// TTFT 7.5. Decode R3: 8.5 -> 9.75 -> 11; R4 (arrived 10) joins: chunk R4 + decode R3 11 ->
+// 13.75 (R3 token 4: gaps 1.25, 1.25, 2.75, E2E 12.75; R4 TTFT 3.75); decode 13.75 -> 15 (E2E 5).
+TEST_CASE("serving chunked: the 5-request example worked by hand", "[serving]") {
+  check_hand("chunked", {{0, 1.5, 2, 2.75, 5.5},
+                         {1.5, 4.25, 1.25, 1.25, 5.5},
+                         {4.5, 7.5, kNone, kNone, 7.5},
+                         {6, 7.5, 1.75, 2.75, 12.75},
+                         {1, 3.75, 1.25, 1.25, 5}});
+}
+
+// disaggregated (one prefill chip P, one decode chip D with [2, 16]; the KV cache crosses a
+// 4 B/s link: prompt / 4 s; decode chips act first on a tie). P 0 -> 2: prefill [2, 4] {R0 slot
+// 0, R1 slot 1} (TTFT 2, 2); R1's cache lands at 2.75, R0's at 3. D 2.75 -> 4: R1 token 2 (gap
+// 2, E2E 4). D frees slot 1 at 4 and runs R0 4 -> 5.25 (gap 3.25); P, idle since 2 for want of
+// a slot, prefills R2 in [1, 8] 4 -> 6 (its only token: TTFT 5; R3 cannot join: no [2, >=6]).
+// D 5.25 -> 6.5: R0 token 3 (gaps 3.25, 1.25, E2E 6.5). At 6.5 D frees slots 0 and 1 (R2's,
+// held until its prefill ended); P prefills R3 in [1, 4] 6.5 -> 8 (TTFT 7), cache at 8.5; D
+// 8.5 -> 9.75 -> 11 -> 12.25 (gaps 1.75, 1.25, 1.25, E2E 11.25). R4: P 10 -> 11.5 (TTFT 1.5),
+// cache at 12.5, D 12.5 -> 13.75 (gap 2.25, E2E 3.75).
+TEST_CASE("serving disaggregated: the 5-request example worked by hand", "[serving]") {
+  ServeOptions o = hand_options();
+  o.kv_link_bytes_per_s = 4;
+  check_hand("disaggregated",
+             {{0, 2, 2.25, 3.25, 6.5},
+              {0, 2, 2, 2, 4},
+              {3, 5, kNone, kNone, 5},
+              {5.5, 7, 4.25 / 3, 1.75, 11.25},
+              {0, 1.5, 2.25, 2.25, 3.75}},
+             o);
+  const ServeResult r = serve(hand_log(), "disaggregated", kHandCost, o);
+  CHECK(r.records[0].kv_transfer_s == 1);
+  CHECK(r.records[2].kv_transfer_s == 0);                          // one token: nothing to move
+  CHECK(r.totals.busy_s == Approx(2 + 2 + 1.5 + 1.5 + 7 * 1.25));  // 4 prefill steps, 7 decode steps
+}
+
+// dynamic (varlen, 2 slots): prefill {R0, R1} = 1 + 0.125 * 7 = 1.875 s (TTFT 1.875). Decode of
+// 2 (1.25 s) -> 3.125: R1 done. Prefill {R2} = 1.75 s -> 4.875 (TTFT 3.875, done). Prefill {R3}
+// = 1.25 s -> 6.125 (TTFT 5.125). Decode of 2 -> 7.375: R0 done (gaps 1.25, 4.25; E2E 7.375).
+// Decode of 1 (1.125 s) -> 8.5 -> 9.625: R3 done (gaps 1.25, 1.125, 1.125; E2E 8.625). R4 at 10:
+// prefill 1.5 s -> 11.5 (TTFT 1.5), decode -> 12.625 (E2E 2.625).
+TEST_CASE("serving dynamic: the 5-request example worked by hand", "[serving]") {
+  check_hand("dynamic", {{0, 1.875, 2.75, 4.25, 7.375},
+                         {0, 1.875, 1.25, 1.25, 3.125},
+                         {2.125, 3.875, kNone, kNone, 3.875},
+                         {3.875, 5.125, 3.5 / 3, 1.25, 8.625},
+                         {0, 1.5, 1.125, 1.125, 2.625}});
+  const ServeResult r = serve(hand_log(), "dynamic", kHandCost, hand_options());
+  CHECK(r.totals.pad == 0);
+  CHECK(r.records[0].varlen);
+}
+
+TEST_CASE("serving: every registered scheduler conserves requests, tokens and energy on random logs",
+          "[serving]") {
+  const ClosedFormCost cost({2e-3, 1e-6, 1e-9}, {1e9, 5e5, 10.0});
+  for (const auto& entry : schedulers().entries()) {
+    for (const Overflow overflow : {Overflow::reject, Overflow::truncate}) {
+      for (const uint64_t seed : {1u, 2u, 3u}) {
+        INFO(entry.name << " overflow " << kOverflowNames.name(overflow) << " seed " << seed);
+        const auto log = systolic::testing::poisson_log(400, 20.0, seed, {1, 5000}, {1, 600});
+        ServeOptions o = serve_options({{4, 512}, {2, 1024}, {1, 4096}}, {{8, 2048}, {4, 4096}}, 20000);
+        o.overflow = overflow;
+        o.chunk_tokens = 256;
+        o.prefill_chips = 2;  // disaggregated: 2 prefill chips, 3 decode chips, a 1 GB/s link
+        o.decode_chips = 3;
+        o.kv_link_bytes_per_s = 1e9;
+        const ServeResult r = serve(log, entry.name, cost, o);
+        int64_t outcomes[3] = {0, 0, 0}, useful = 0, pad = 0;
+        double energy = 0;
+        for (const RequestRecord& rec : r.records) {
+          ++outcomes[static_cast<int>(rec.outcome)];
+          useful += rec.useful_tokens();
+          pad += rec.pad_tokens;
+          energy += rec.energy_pj;
+          if (!rec.served()) continue;
+          CHECK(rec.first_token_s >= rec.arrival_s);  // the first token comes from prefill
+          CHECK(rec.prefilled_tokens == rec.prompt_tokens);
+          CHECK(rec.e2e_s() >= rec.ttft_s());
+        }
+        CHECK(outcomes[0] + outcomes[1] + outcomes[2] == 400);
+        CHECK(useful + pad == r.totals.positions);
+        CHECK(energy == Approx(r.totals.energy_pj).epsilon(1e-9));
+        if (entry.name == "dynamic") CHECK(pad == 0);
+        if (overflow == Overflow::reject) CHECK(outcomes[static_cast<int>(Outcome::truncated)] == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("serving: prompts beyond S, contexts beyond L and the KV budget are rejected or truncated",
+          "[serving]") {
+  // prefill up to S = 8, decode L = 16, KV budget 16 tokens (one full slot).
+  const auto log = request_log({{0, 9, 2}, {0, 8, 20}, {0, 4, 9}, {0, 3, 3}});
+  ServeOptions o = serve_options({{1, 8}}, {{1, 16}}, 16);
+  SECTION("reject") {
+    const ServeResult r = serve(log, "continuous", kHandCost, o);
+    CHECK(r.records[0].outcome == Outcome::rejected);
+    CHECK(r.records[0].reason == Reason::prompt_exceeds_prefill);
+    CHECK(r.records[1].reason == Reason::context_exceeds_decode);  // 8 + 20 > 16
+    CHECK(r.records[2].outcome == Outcome::served);
+    CHECK(r.records[3].outcome == Outcome::served);
+  }
+  SECTION("truncate") {
+    o.overflow = Overflow::truncate;
+    const ServeResult r = serve(log, "continuous", kHandCost, o);
+    CHECK(r.records[0].outcome == Outcome::rejected);  // no prefill bucket holds 9 tokens
+    CHECK(r.records[1].outcome == Outcome::truncated);
+    CHECK(r.records[1].generated_tokens == 8);  // 16 - 8
+    CHECK(r.records[2].outcome == Outcome::served);
+  }
+  SECTION("dynamic: no S or L, only the KV budget") {
+    const ServeResult r = serve(log, "dynamic", kHandCost, o);
+    CHECK(r.records[0].outcome == Outcome::served);             // 9 + 2 <= 16
+    CHECK(r.records[1].reason == Reason::kv_exceeds_capacity);  // 8 + 20 > 16
+    CHECK(r.records[2].outcome == Outcome::served);
+  }
+}
+
+TEST_CASE("serving: the KV budget limits how many requests decode at once", "[serving]") {
+  // Two slots, but 16 tokens of KV: two contexts of 4 + 6 = 10 cannot be held together.
+  const auto log = request_log({{0, 4, 6}, {0, 4, 6}});
+  for (const char* name : {"continuous", "chunked", "dynamic", "static", "disaggregated"}) {
+    INFO(name);
+    const ServeResult r = serve(log, name, kHandCost, serve_options({{2, 4}}, {{2, 16}}, 16));
+    CHECK(r.records[1].start_s >= r.records[0].last_token_s);
+  }
+  // With room for both they run together.
+  const ServeResult r = serve(log, "continuous", kHandCost, serve_options({{2, 4}}, {{2, 16}}, 20));
+  CHECK(r.records[1].start_s == r.records[0].start_s);
+}
+
+TEST_CASE("serving: the scheduler registry holds one scheduler per file of sim/serving/schedulers",
+          "[serving]") {
+  int64_t files = 0;
+  for (const auto& f :
+       std::filesystem::directory_iterator(std::string(SYSTOLIC_SOURCE_DIR) + "/sim/serving/schedulers"))
+    files += f.path().extension() == ".cpp";
+  CHECK(static_cast<int64_t>(schedulers().entries().size()) == files);
+  CHECK(schedulers().choices() == "static, continuous, chunked, disaggregated, dynamic");
+}
