@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/common/names.hpp"
 #include "models/common/dtype.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/hbm/hbm_config.hpp"
@@ -20,6 +21,7 @@
 namespace systolic {
 
 enum class MxuModel { exact, fast };
+inline constexpr auto kMxuModelNames = name_table<MxuModel>({{MxuModel::exact, "exact"}, {MxuModel::fast, "fast"}});
 
 struct MxuConfig {
   int64_t rows = 128;

@@ -2,8 +2,10 @@
 // Builders for ConfigKey: one per kind of value. Each parses a YAML scalar strictly (no
 // silent conversions: "12abc" is not an integer, "yes" is not a boolean) and range-checks it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -12,7 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "models/common/names.hpp"
+#include "models/common/registry.hpp"
 #include "sim/config_schema.hpp"
+#include "sim/suggest.hpp"
 
 namespace systolic::config_values {
 
@@ -21,8 +26,10 @@ inline std::string scalar_text(const YAML::Node& node) {
   return node.Scalar();
 }
 
-[[noreturn]] inline void expected(const std::string& kind, const std::string& got) {
-  throw std::invalid_argument(fmt::format("expected {}, got '{}'", kind, got));
+// `names`: the choices, for a did-you-mean when `got` is a plausible typo of one.
+[[noreturn]] inline void expected(const std::string& kind, const std::string& got,
+                                  const std::vector<std::string>& names = {}) {
+  throw std::invalid_argument(fmt::format("expected {}, got '{}'{}", kind, got, did_you_mean(got, names)));
 }
 
 inline long double parse_number(const std::string& text, const std::string& kind) {
@@ -115,23 +122,51 @@ ConfigKey size_key(std::string path, Ref ref, uint64_t lo, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
-template <class E, class Ref>
-ConfigKey enum_key(std::string path, Ref ref, std::vector<std::pair<std::string, E>> choices,
-                   std::string doc) {
-  std::string kind = "one of ";
-  for (size_t i = 0; i < choices.size(); ++i) kind += (i ? ", " : "") + choices[i].first;
+// One of the names `choices` lists: an enum's name table, or a subset of it
+// (NameTable::entries()), e.g. the dtypes the MXU multiplies.
+template <class Ref, class Entries>
+ConfigKey choice_key(std::string path, Ref ref, const Entries& choices, std::string doc) {
+  using E = std::decay_t<decltype(choices.begin()->first)>;
+  std::vector<std::pair<E, std::string>> list;
+  for (const auto& [value, name] : choices) list.emplace_back(value, std::string(name));
+  std::vector<std::string> names;
+  for (const auto& entry : list) names.push_back(entry.second);
+  const std::string kind = "one of " + fmt::format("{}", fmt::join(names, ", "));
   return {std::move(path), kind, "", std::move(doc),
-          [ref, choices, kind](ChipConfig& c, const YAML::Node& n) {
+          [ref, list, names, kind](ChipConfig& c, const YAML::Node& n) {
             const std::string text = scalar_text(n);
-            for (const auto& [name, value] : choices)
+            for (const auto& [value, name] : list)
               if (name == text) return void(ref(c) = value);
-            expected(kind, text);
+            expected(kind, text, names);
           },
-          [ref, choices](const ChipConfig& c) {
-            for (const auto& [name, value] : choices)
+          [ref, list](const ChipConfig& c) {
+            for (const auto& [value, name] : list)
               if (value == ref(c)) return nlohmann::ordered_json(name);
             return nlohmann::ordered_json();
           }};
+}
+
+template <class Ref, class E, size_t N>
+ConfigKey enum_key(std::string path, Ref ref, const NameTable<E, N>& names, std::string doc) {
+  return choice_key(std::move(path), ref, names.entries(), std::move(doc));
+}
+
+// The name of an implementation registered in `Registry<Interface>` (its primary name, not an
+// alias), kept as text: the registry resolves it where it is used.
+template <class Interface, class Ref>
+ConfigKey registry_key(std::string path, Ref ref, std::string doc) {
+  const std::vector<std::string> names = Registry<Interface>::instance().names();
+  // Implementations register during static initialisation; a schema built before that (a
+  // static object calling config_schema()) would accept nothing.
+  if (names.empty()) throw std::logic_error(path + ": registry used before its implementations registered");
+  const std::string kind = "one of " + Registry<Interface>::instance().choices();
+  return {std::move(path), kind, "", std::move(doc),
+          [ref, names, kind](ChipConfig& c, const YAML::Node& n) {
+            const std::string text = scalar_text(n);
+            if (std::find(names.begin(), names.end(), text) == names.end()) expected(kind, text, names);
+            ref(c) = text;
+          },
+          [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
 }  // namespace systolic::config_values

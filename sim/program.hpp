@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/common/names.hpp"
 #include "models/common/dtype.hpp"
 #include "models/dma/dma_descriptor.hpp"
 #include "models/vpu/vpu_core.hpp"
@@ -16,6 +17,7 @@
 namespace systolic {
 
 enum class EngineKind { mxu, dma, vpu, ici };
+inline constexpr auto kEngineKindNames = name_table<EngineKind>({{EngineKind::mxu, "mxu"}, {EngineKind::dma, "dma"}, {EngineKind::vpu, "vpu"}, {EngineKind::ici, "ici"}});
 std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0", "ici0"
 
 struct EngineId {

@@ -8,6 +8,7 @@
 #include "sim/capacity.hpp"
 #include "sim/compile.hpp"
 #include "sim/error.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
@@ -29,7 +30,7 @@ double percentile(std::vector<double> v, double p) {
 Workload shape_workload(const std::string& model, packing::Phase phase, packing::Shape shape) {
   WorkloadOptions opts;
   opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
-  opts.phase = packing::to_string(phase);
+  opts.phase = packing::kPhaseNames.name(phase);
   return load_workload(model, opts);
 }
 
@@ -42,7 +43,7 @@ void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, c
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(config, w, 0,
                      fmt::format("{}: bucket set '{}', {} bucket {}: {} (workload '{}')", file, set.name,
-                                 packing::to_string(phase), packing::to_string(b.shape), model, w.name));
+                                 packing::kPhaseNames.name(phase), packing::to_string(b.shape), model, w.name));
   };
   for (const packing::Bucket& b : set.prefill) check(packing::Phase::prefill, b);
   for (const packing::Bucket& b : set.decode) check(packing::Phase::decode, b);
@@ -96,7 +97,7 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
     ideal_energy += e * (1 - padding_waste - mask_waste);
     useful += s.phase == Phase::prefill ? s.useful_tokens : 0;
     pads += s.phase == Phase::prefill ? s.pad_tokens : 0;
-    rows.push_back({{"phase", packing::to_string(s.phase)},
+    rows.push_back({{"phase", packing::kPhaseNames.name(s.phase)},
                     {"shape", {s.shape.batch, s.shape.length}},
                     {"runtime_shape", s.runtime_shape},
                     {"instances", s.runs},
@@ -184,16 +185,6 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
   return out;
 }
 
-namespace {
-packing::Packer packer_of(const std::string& name) {
-  const std::string full = name == "ffd" ? "first-fit-decreasing" : name == "ff" ? "first-fit"
-                           : name == "bf" ? "best-fit" : name;
-  if (auto p = packing::parse_packer(full)) return *p;
-  throw InputError(fmt::format("--policy '{}': expected one of none, first-fit (ff), first-fit-decreasing "
-                               "(ffd), best-fit (bf){}",
-                               name, did_you_mean(name, packing::packer_names())));
-}
-}  // namespace
 
 nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& r,
                                    std::vector<std::string>* warnings, nlohmann::ordered_json* timeline) {
@@ -206,10 +197,12 @@ nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& 
   }
   for (const packing::BucketSet& set : sets) check_buckets_fit_hbm(config, r.model, set);
   packing::PackOptions options;
-  options.packer = packer_of(r.packer);
+  options.packer = packing::packer_name(r.packer, "--policy");
   options.window_ms = r.window_ms;
-  const auto overflow = packing::parse_overflow(r.overflow);
-  if (!overflow) throw InputError(fmt::format("--overflow '{}': expected reject or split", r.overflow));
+  const auto overflow = packing::kOverflowNames.parse(r.overflow);
+  if (!overflow)
+    throw InputError(fmt::format("--overflow '{}': expected {}{}", r.overflow, packing::kOverflowNames.choices(" or "),
+                                 packing::kOverflowNames.suggest(r.overflow)));
   options.overflow = *overflow;
   options.compile_new_shapes = r.compile_new_shapes;
   options.compile_stall_s = r.compile_stall_s;

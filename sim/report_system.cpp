@@ -51,11 +51,11 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
   const double hz = config.clock_mhz * 1e6;
   const uint64_t total = result.total_cycles;
   report["system"] = {{"chips", result.chips.size()},
-                      {"topology", topology_name(config.ici.topology)},
+                      {"topology", kIciTopologyNames.name(config.ici.topology)},
                       {"dims", dims_text(config.ici.dims)},
                       {"link_gbps", config.ici.link_gbps},
                       {"link_latency_ns", config.ici.link_latency_ns},
-                      {"algorithm", algorithm_name(config.ici.algorithm)}};
+                      {"algorithm", config.ici.algorithm}};
 
   // Collectives: on each chip, from its first message or addition to its last; exposed is the
   // part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
@@ -104,10 +104,10 @@ nlohmann::ordered_json make_system_report(const ChipConfig& config, const std::v
       row["exposed_cycles"] = row["exposed_cycles"].get<uint64_t>() + exposed;
       continue;
     }
-    const std::string kind = c ? collective_kind_name(c->kind) : "?";
+    const std::string kind = c ? std::string(kCollectiveKindNames.name(c->kind)) : "?";
     collectives.push_back({{"name", name},
                            {"kind", kind},
-                           {"algorithm", kind == "all_to_all" ? "direct" : algorithm_name(config.ici.algorithm)},
+                           {"algorithm", kind == "all_to_all" ? "direct" : config.ici.algorithm},
                            {"occurrences", uint64_t{1}},
                            {"bytes", bytes},
                            {"cycles", cycles},

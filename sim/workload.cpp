@@ -7,8 +7,10 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/error.hpp"
+#include "sim/workload/readers/workload_reader.hpp"
 #include "sim/workload_detail.hpp"
 
 namespace systolic {
@@ -37,58 +39,41 @@ std::string file_stem(const std::string& path) {
 }  // namespace workload_detail
 
 namespace {
-constexpr std::pair<CollectiveKind, const char*> kCollectiveNames[] = {
-    {CollectiveKind::all_gather, "all_gather"},
-    {CollectiveKind::reduce_scatter, "reduce_scatter"},
-    {CollectiveKind::all_reduce, "all_reduce"},
-    {CollectiveKind::all_to_all, "all_to_all"}};
-}  // namespace
-
-std::string collective_kind_name(CollectiveKind kind) {
-  for (const auto& [k, name] : kCollectiveNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::optional<CollectiveKind> parse_collective_kind(const std::string& name) {
-  for (const auto& [k, n] : kCollectiveNames)
-    if (name == n) return k;
-  return std::nullopt;
-}
-
-Workload load_workload(const std::string& path, const WorkloadOptions& options) {
+// The first reader, in rank order, that takes the file by its extension and contents.
+const WorkloadReader& reader_of(const std::string& path) {
   using namespace workload_detail;
   if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a workload file");
   if (!std::ifstream(path)) fail(path, 0, "cannot open workload file");
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == ".yaml" || ext == ".yml") {
-    if (is_model_file(path)) return load_model_workload(path, options);
-    if (!options.weight_dtype.empty() || !options.activation_dtype.empty() || !options.kv_dtype.empty())
-      fail(path, 0, "--weight-dtype, --activation-dtype and --kv-dtype apply to transformer model files; a GEMM "
-                    "list gives a_dtype and b_dtype per entry (docs/workloads.md)");
-    if (!options.bucket.empty())
-      fail(path, 0, "--bucket applies to transformer model files (with d_model), not to a GEMM list");
-    return load_gemm_yaml(path);
+  const auto& readers = WorkloadReaderRegistry::instance();
+  std::vector<std::string> formats;
+  for (const auto& e : readers.entries()) {
+    const auto exts = e.impl->extensions();
+    if (std::find(exts.begin(), exts.end(), ext) != exts.end() && e.impl->accepts(path)) return *e.impl;
+    formats.push_back(e.description);
   }
-  if (!options.bucket.empty() || !options.weight_dtype.empty() || !options.activation_dtype.empty() ||
-      !options.kv_dtype.empty())
-    fail(path, 0, "--bucket and the --*-dtype options apply to transformer model files, not to a CSV");
-  if (ext == ".csv") return load_scalesim_csv(path);
-  fail(path, 0,
-       "unknown workload format: expected a GEMM list (.yaml, .yml) or a SCALE-Sim topology "
-       "(.csv); see docs/workloads.md");
+  const std::string last = formats.back();
+  formats.pop_back();
+  fail(path, 0, fmt::format("unknown workload format: expected {} or {}; see docs/workloads.md",
+                            fmt::join(formats, ", "), last));
+}
+}  // namespace
+
+std::vector<Workload> WorkloadReader::read_system(const std::string& path, const WorkloadOptions& options,
+                                                  int chips) const {
+  if (options.tp != 1 || options.ep != 1)
+    workload_detail::fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
+  return std::vector<Workload>(static_cast<size_t>(chips), read(path, options));
+}
+
+Workload load_workload(const std::string& path, const WorkloadOptions& options) {
+  return reader_of(path).read(path, options);
 }
 
 std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
-  using namespace workload_detail;
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if ((ext == ".yaml" || ext == ".yml") && std::ifstream(path) && is_model_file(path))
-    return load_model_workloads(path, options, chips);
-  if (options.tp != 1 || options.ep != 1)
-    fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
-  return std::vector<Workload>(static_cast<size_t>(chips), load_workload(path, options));
+  return reader_of(path).read_system(path, options, chips);
 }
 
 }  // namespace systolic

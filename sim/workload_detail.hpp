@@ -1,6 +1,6 @@
 #pragma once
-// Internals shared by the workload readers (workload.cpp dispatches on the file extension to
-// workload_gemm_yaml.cpp or workload_scalesim.cpp). Not part of the public API.
+// Internals shared by the workload readers (workload.cpp asks the readers registered in
+// sim/workload/readers/, which call these). Not part of the public API.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -4,25 +4,6 @@
 
 namespace systolic {
 
-std::string topology_name(IciTopologyKind kind) {
-  switch (kind) {
-    case IciTopologyKind::none: return "none";
-    case IciTopologyKind::ring: return "ring";
-    case IciTopologyKind::torus2d: return "torus2d";
-    case IciTopologyKind::torus3d: return "torus3d";
-  }
-  return "?";
-}
-
-std::string algorithm_name(CollectiveAlgorithm algo) {
-  switch (algo) {
-    case CollectiveAlgorithm::ring: return "ring";
-    case CollectiveAlgorithm::bidir_ring: return "bidir_ring";
-    case CollectiveAlgorithm::torus: return "torus";
-  }
-  return "?";
-}
-
 std::string dims_text(const std::vector<int64_t>& dims) {
   return dims.empty() ? std::string("1") : fmt::format("{}", fmt::join(dims, "x"));
 }
@@ -60,7 +41,7 @@ std::optional<IciConfigIssue> IciConfig::validate() const {
   if (dims.size() != need)
     return IciConfigIssue{"dims",
                           fmt::format("{} dimension{} for {} (e.g. {})", need, need > 1 ? "s" : "",
-                                                  topology_name(topology),
+                                                  kIciTopologyNames.name(topology),
                                                   need == 1 ? "8" : need == 2 ? "2x4" : "4x4x4"),
                           fmt::format("'{}'", dims_text(dims))};
   for (int64_t d : dims)
@@ -74,11 +55,9 @@ std::optional<IciConfigIssue> IciConfig::validate() const {
   if (ports < ports_needed())
     return IciConfigIssue{"ports",
                           fmt::format("at least {} (a {} {} uses two ports per dimension longer than one chip)",
-                                      ports_needed(), topology_name(topology), dims_text(dims)),
+                                      ports_needed(), kIciTopologyNames.name(topology), dims_text(dims)),
                           fmt::format("{}", ports)};
   if (chunk_bytes == 0) return IciConfigIssue{"chunk_bytes", "a size > 0", "0"};
-  if (algorithm == CollectiveAlgorithm::torus && topology == IciTopologyKind::ring)
-    return IciConfigIssue{"algorithm", "ring or bidir_ring on a ring topology", "torus"};
   return std::nullopt;
 }
 

@@ -8,10 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "models/common/names.hpp"
+
 namespace systolic {
 
 enum class IciTopologyKind { none, ring, torus2d, torus3d };
-enum class CollectiveAlgorithm { ring, bidir_ring, torus };
+inline constexpr auto kIciTopologyNames =
+    name_table<IciTopologyKind>({{IciTopologyKind::none, "none"}, {IciTopologyKind::ring, "ring"},
+                                 {IciTopologyKind::torus2d, "torus2d"}, {IciTopologyKind::torus3d, "torus3d"}});
 
 struct IciConfigIssue {
   std::string field;
@@ -26,7 +30,9 @@ struct IciConfig {
   double link_latency_ns = 1000.0;  // per hop: wire, SerDes and router
   int64_t ports = 4;                // ICI ports per chip; the topology needs 2 per wrapped dim
   uint64_t chunk_bytes = 64 * 1024; // a message crosses the network in chunks of this size
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::bidir_ring;
+  // A collective algorithm registered by the compiler (sim/compile/collectives/: ring,
+  // bidir_ring, torus); the config key checks the name and what the algorithm supports.
+  std::string algorithm = "bidir_ring";
 
   // Chips in the system: the product of dims (1 without a topology).
   int64_t chips() const;
@@ -37,8 +43,6 @@ struct IciConfig {
   std::optional<IciConfigIssue> validate() const;
 };
 
-std::string topology_name(IciTopologyKind kind);       // "torus2d"
-std::string algorithm_name(CollectiveAlgorithm algo);  // "bidir_ring"
 std::string dims_text(const std::vector<int64_t>& dims);  // "2x4"
 
 }  // namespace systolic

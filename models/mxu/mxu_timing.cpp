@@ -19,7 +19,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 std::string_view convention_name(Convention c) {
-  return c == Convention::tpu ? "tpu" : "scalesim";
+  return kConventionNames.name(c);
 }
 
 Folds fold_count(ArrayShape a, MatmulShape s) {

@@ -5,9 +5,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/common/names.hpp"
+
 namespace systolic {
 
 enum class Convention { tpu, scalesim };
+inline constexpr auto kConventionNames =
+    name_table<Convention>({{Convention::tpu, "tpu"}, {Convention::scalesim, "scalesim"}});
 std::string_view convention_name(Convention c);
 
 struct ArrayShape {

@@ -49,16 +49,17 @@
 #include <string_view>
 #include <vector>
 
+#include "models/common/names.hpp"
 #include "models/common/dtype.hpp"
 
 namespace systolic {
 
 enum class VectorKind { add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize };
 
-std::string_view vector_kind_name(VectorKind kind);                 // "rmsnorm"
-std::optional<VectorKind> parse_vector_kind(std::string_view name);  // exact, lower case
-std::vector<std::string> vector_kind_names();                        // every kind, in order
-std::string vector_kind_choices();                                   // "add, mul, ..." for messages
+inline constexpr auto kVectorKindNames = name_table<VectorKind>(
+    {{VectorKind::add, "add"}, {VectorKind::mul, "mul"}, {VectorKind::relu, "relu"}, {VectorKind::gelu, "gelu"},
+     {VectorKind::silu, "silu"}, {VectorKind::rmsnorm, "rmsnorm"}, {VectorKind::layernorm, "layernorm"},
+     {VectorKind::softmax, "softmax"}, {VectorKind::rope, "rope"}, {VectorKind::dequantize, "dequantize"}});
 
 // One VPU instruction: `kind` over a [rows, cols] tensor. Row-wise kinds (rmsnorm,
 // layernorm, softmax) reduce along cols; rope rotates pairs along cols. The lead adds it to

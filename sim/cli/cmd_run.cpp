@@ -58,7 +58,7 @@ int run_system(const ChipConfig& config, const RunOptions& opts) {
   if (!opts.source.trace.empty())
     throw InputError(fmt::format("run: {} is a {}-chip system (ici.topology = {}); compiled traces describe "
                                  "one chip: give a workload (-w)",
-                                 config.source, config.ici.chips(), topology_name(config.ici.topology)));
+                                 config.source, config.ici.chips(), kIciTopologyNames.name(config.ici.topology)));
   if (opts.source.workload.empty()) throw InputError("run: give a workload (-w)");
   if (!opts.vcd.empty())
     throw InputError("run: --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");

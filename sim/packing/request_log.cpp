@@ -158,10 +158,6 @@ struct Row {
 
 }  // namespace
 
-const char* to_string(LogFormat format) {
-  return format == LogFormat::azure ? "azure" : "seconds";
-}
-
 RequestLog parse_request_log(const std::string& text, const std::string& path,
                              bool skip_bad_lines) {
   RequestLog log;

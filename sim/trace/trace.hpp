@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/common/names.hpp"
 #include "sim/config.hpp"
 #include "sim/config_hash.hpp"
 #include "sim/program.hpp"
@@ -20,9 +21,7 @@ constexpr int kTraceFormatVersion = 2;
 // How operands map onto the MXU. The compiler lowers weight-stationary only; output- and
 // input-stationary will join it with their own lowering.
 enum class Dataflow { weight_stationary };
-const char* dataflow_name(Dataflow d);  // "ws"
-std::optional<Dataflow> parse_dataflow(const std::string& name);
-std::string dataflow_choices();  // "ws"
+inline constexpr auto kDataflowNames = name_table<Dataflow>({{Dataflow::weight_stationary, "ws"}});
 
 // What a trace was compiled for (its header): enough to refuse running it on another chip
 // and to explain why, and to say in report.json what the program was built for.

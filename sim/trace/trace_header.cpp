@@ -13,35 +13,11 @@
 namespace systolic {
 namespace {
 
-struct DataflowName {
-  const char* name;
-  Dataflow dataflow;
-};
-constexpr DataflowName kDataflows[] = {{"ws", Dataflow::weight_stationary}};
-
 bool is_dtype_key(const std::string& key) {
   return key.size() >= 5 && key.compare(key.size() - 5, 5, "dtype") == 0;
 }
 
 }  // namespace
-
-const char* dataflow_name(Dataflow d) {
-  for (const auto& n : kDataflows)
-    if (n.dataflow == d) return n.name;
-  return "?";
-}
-
-std::optional<Dataflow> parse_dataflow(const std::string& name) {
-  for (const auto& n : kDataflows)
-    if (name == n.name) return n.dataflow;
-  return std::nullopt;
-}
-
-std::string dataflow_choices() {
-  std::string out;
-  for (const auto& n : kDataflows) out += (out.empty() ? "" : ", ") + std::string(n.name);
-  return out;
-}
 
 TraceHeader trace_header_for(const ChipConfig& config, int64_t chip) {
   TraceHeader h;
@@ -59,7 +35,7 @@ TraceHeader trace_header_for(const ChipConfig& config, int64_t chip) {
 std::string write_trace_header(const TraceHeader& h) {
   using trace_detail::quote;
   std::string out = fmt::format("systolic-trace {}\n", kTraceFormatVersion);
-  out += fmt::format("dataflow {}\n", dataflow_name(h.dataflow));
+  out += fmt::format("dataflow {}\n", kDataflowNames.name(h.dataflow));
   out += fmt::format("memory ideal={}\n", h.memory_ideal);
   out += "dtypes";
   for (const ConfigLine& d : h.dtypes) out += fmt::format(" {}={}", d.key, quote(d.value));
@@ -75,7 +51,7 @@ nlohmann::ordered_json trace_report(const TraceHeader& h, const ChipConfig& run_
   for (const ConfigLine& d : h.dtypes) dtypes[d.key] = d.value;
   return {{"format_version", kTraceFormatVersion},
           {"compiled_for",
-           {{"dataflow", dataflow_name(h.dataflow)},
+           {{"dataflow", kDataflowNames.name(h.dataflow)},
             {"memory_ideal", h.memory_ideal},
             {"dtypes", std::move(dtypes)},
             {"chips", h.chips},
@@ -138,7 +114,7 @@ void check_header(const TraceHeader& h, const HeaderLines& at, const ChipConfig&
   const TraceHeader expected = trace_header_for(config, h.chip);
   if (h.dataflow != expected.dataflow)
     fail(at.dataflow, fmt::format("compiled for dataflow {}, but this compiler lowers {} only",
-                                  dataflow_name(h.dataflow), dataflow_name(expected.dataflow)));
+                                  kDataflowNames.name(h.dataflow), kDataflowNames.name(expected.dataflow)));
   const auto same = [](const ConfigLine& a, const ConfigLine& b) { return a.key == b.key && a.value == b.value; };
   if (!std::equal(h.dtypes.begin(), h.dtypes.end(), expected.dtypes.begin(), expected.dtypes.end(), same)) {
     std::string want;

@@ -103,8 +103,8 @@ class Fields {
   }
   DType dtype(const char* key) {
     const std::string v = text(key);
-    if (auto t = parse_dtype(v)) return *t;
-    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
+    if (auto t = kDTypeNames.parse(v)) return *t;
+    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, kDTypeNames.choices(), v));
   }
   double scale(const char* key) {
     const std::string v = text(key);
@@ -154,7 +154,7 @@ struct FieldReader {
   void vector_kind(const char* key, VectorKind& k) {
     keys.push_back(key);
     const std::string v = f.text(key);
-    const auto parsed = parse_vector_kind(v);
+    const auto parsed = kVectorKindNames.parse(v);
     if (!parsed) throw std::invalid_argument(fmt::format("key '{}': unknown vector op '{}'", key, v));
     k = *parsed;
   }
@@ -291,8 +291,8 @@ class Parser {
 
   void dataflow_line(const std::vector<Token>& t) {
     const std::string& name = single_value(t);
-    const auto d = parse_dataflow(name);
-    if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", name, dataflow_choices()));
+    const auto d = kDataflowNames.parse(name);
+    if (!d) fail(fmt::format("unknown dataflow '{}': expected one of {}", name, kDataflowNames.choices()));
     header_.dataflow = *d;
   }
 
@@ -317,7 +317,7 @@ class Parser {
   void dtypes_line(const std::vector<Token>& t) {
     Fields f(t, 1);  // rejects a bare word and a key given twice
     for (size_t i = 1; i < t.size(); ++i)
-      header_.dtypes.push_back({t[i].key, std::string(dtype_name(f.dtype(t[i].key.c_str())))});
+      header_.dtypes.push_back({t[i].key, std::string(kDTypeNames.name(f.dtype(t[i].key.c_str())))});
   }
 
   // config <key> <value>: one key the program or its timing depends on.
@@ -486,12 +486,12 @@ class Parser {
     if (!why && (std::get<MxuOperands>(ops).compute != op.dtype || std::get<MxuOperands>(ops).dequantize_b))
       fail(fmt::format("matmul dtype={} a={} b={}: the MXU multiplies these in {}{}; expected dtype={} with "
                        "a and b the stored types (integer weights dequantised first: b=dtype)",
-                       dtype_name(op.dtype), dtype_name(op.a()), dtype_name(op.b()),
-                       dtype_name(std::get<MxuOperands>(ops).compute),
+                       kDTypeNames.name(op.dtype), kDTypeNames.name(op.a()), kDTypeNames.name(op.b()),
+                       kDTypeNames.name(std::get<MxuOperands>(ops).compute),
                        std::get<MxuOperands>(ops).dequantize_b ? " after a dequantize op" : "",
-                       dtype_name(std::get<MxuOperands>(ops).compute)));
-    if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", dtype_name(op.dtype), dtype_name(op.a()),
-                              dtype_name(op.b()), *why));
+                       kDTypeNames.name(std::get<MxuOperands>(ops).compute)));
+    if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", kDTypeNames.name(op.dtype), kDTypeNames.name(op.a()),
+                              kDTypeNames.name(op.b()), *why));
   }
 
   // frees=<scratchpad>:<offset>+<bytes>@<semaphore>: an on-chip intermediate this instruction

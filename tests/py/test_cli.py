@@ -89,3 +89,14 @@ def test_overflowing_layer_exit_2(systolic_bin, tmp_path):
 def test_usage_errors_exit_2(systolic_bin):
     assert run_cli("run", check=False).returncode == 2           # -w missing
     assert run_cli("frobnicate", check=False).returncode == 2
+
+
+@pytest.mark.parametrize("extension", [".yaml", ".yml", ".csv"])
+def test_every_workload_reader_rejects_an_empty_file(systolic_bin, tmp_path, extension):
+    # Each extension some registered reader takes (sim/workload/readers/; the C++ test
+    # "Every workload reader rejects an empty file" asks every reader directly).
+    empty = write(tmp_path, "empty" + extension, "")
+    proc = run_cli("run", "-c", TINY, "-w", empty, "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"systolic: error: {empty}:") and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/hbm/dram_standard.hpp"
 #include "models/hbm/hbm_core.hpp"
 
 using namespace systolic;
@@ -299,6 +300,22 @@ struct Twin {
 };
 
 }  // namespace
+
+TEST_CASE("every registered DRAM standard's peak bandwidth is its cited figure", "[memory][hbm][registry]") {
+  const auto& standards = DramRegistry::instance().entries();
+  REQUIRE(standards.size() >= 3);
+  for (const auto& e : standards) {
+    const DramStandard& d = *e.impl;
+    INFO(e.name << ": " << d.config.peak_gb_per_second() << " GB/s vs " << d.cited_gb_per_s << " GB/s cited in "
+                << d.source);
+    CHECK(d.config.name == e.name);
+    CHECK_FALSE(d.config.validate());
+    CHECK_FALSE(d.source.empty());
+    // Published figures are rounded (614, 2765, 34): the decomposition is within 0.5 % of them.
+    CHECK(std::abs(d.config.peak_gb_per_second() - d.cited_gb_per_s) <= 0.005 * d.cited_gb_per_s);
+    CHECK(hbm_preset(e.name)->peak_gb_per_second() == d.config.peak_gb_per_second());
+  }
+}
 
 TEST_CASE("preset peak bandwidths match the reference chips", "[memory][hbm]") {
   // HBM2 (TPU v4i): 2 stacks x 8 channels x 2 pseudo-channels x 8 B x 2.4 GT/s = 614.4 GB/s.

@@ -40,10 +40,19 @@ std::string error_of(const std::string& text, const ChipConfig& c = chip(2)) {
 
 // The header `systolic compile` writes for chip(2), the line after it, and "t.trace:N:" for
 // line n counted from the line after the header (1 = the 'chip' line).
-const std::string kHeader = write_trace_header(trace_header_for(chip(2))) + "\n";
-const int kHeaderLines = static_cast<int>(std::count(kHeader.begin(), kHeader.end(), '\n'));
-std::string at(int n) { return "t.trace:" + std::to_string(kHeaderLines + n) + ": "; }
-const std::string kHead = kHeader + "chip rows=4 cols=4 mxus=2\nlayer 0 name=l kind=matmul m=4 k=4 n=4 dtype=bf16 repeat=1 macs=64 source=x\nsem s\n";
+// Built on first use, not at static initialisation: the config keys name registered
+// implementations (models/common/registry.hpp), which register themselves then.
+const std::string& header() {
+  static const std::string text = write_trace_header(trace_header_for(chip(2))) + "\n";
+  return text;
+}
+std::string at(int n) {
+  const int header_lines = static_cast<int>(std::count(header().begin(), header().end(), '\n'));
+  return "t.trace:" + std::to_string(header_lines + n) + ": ";
+}
+std::string head() {
+  return header() + "chip rows=4 cols=4 mxus=2\nlayer 0 name=l kind=matmul m=4 k=4 n=4 dtype=bf16 repeat=1 macs=64 source=x\nsem s\n";
+}
 
 // The 1-based number of the first line of `text` that starts with `prefix`.
 int line_of(const std::string& text, const std::string& prefix) {
@@ -78,25 +87,25 @@ TEST_CASE("a compiled trace round-trips and simulates identically", "[trace]") {
 TEST_CASE("bad traces name the line and what was expected", "[trace]") {
   CHECK_THAT(error_of(""), Catch::Contains("t.trace:0: empty trace"));
   CHECK_THAT(error_of("systolic-trace 9\n"), Catch::Contains("t.trace:1: trace format version 9"));
-  CHECK_THAT(error_of(kHeader + "chip rows=8 cols=4 mxus=1\n"), Catch::Contains(at(1) + "trace compiled for a 8x4 array"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmult layer=0 m=4 k=4 n=4 n0=0 dtype=bf16\n"),
+  CHECK_THAT(error_of(header() + "chip rows=8 cols=4 mxus=1\n"), Catch::Contains(at(1) + "trace compiled for a 8x4 array"));
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmult layer=0 m=4 k=4 n=4 n0=0 dtype=bf16\n"),
              Catch::Contains(at(5) + "unknown opcode 'matmult' (did you mean 'matmul'?)"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 m=0 k=4 n=4 n0=0 dtype=bf16\n"),
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 m=0 k=4 n=4 n0=0 dtype=bf16\n"),
              Catch::Contains(at(5) + "key 'm': expected an integer >= 1, got '0'"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 colour=red\n"),
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 colour=red\n"),
              Catch::Contains(at(5) + "unknown key 'colour'"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 dtype=bf16\n"),
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 dtype=bf16\n"),
              Catch::Contains(at(5) + "missing key 'n0'"));
-  CHECK_THAT(error_of(kHead + "stream mxu7\n"), Catch::Contains(at(4) + "unknown engine 'mxu7'"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=3 m=4 k=4 n=4 n0=0 dtype=bf16\n"),
+  CHECK_THAT(error_of(head() + "stream mxu7\n"), Catch::Contains(at(4) + "unknown engine 'mxu7'"));
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=3 m=4 k=4 n=4 n0=0 dtype=bf16\n"),
              Catch::Contains(at(5) + "layer 3 is not declared"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 wait=q>=1\n"),
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 wait=q>=1\n"),
              Catch::Contains(at(5) + "semaphore 'q' is not declared"));
   // Waited for twice, signalled once: a deadlock found before anything runs.
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 signal=s\n"
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 signal=s\n"
                               "stream mxu1\n  matmul layer=0 m=4 k=4 n=4 n0=0 dtype=bf16 wait=s>=2\n"),
              Catch::Contains(at(7) + "semaphore 's' is waited for until >= 2 but only ever signalled 1 time(s)"));
-  CHECK_THAT(error_of(kHead + "stream mxu0\n  matmul layer=0 name=\"open\n"),
+  CHECK_THAT(error_of(head() + "stream mxu0\n  matmul layer=0 name=\"open\n"),
              Catch::Contains(at(5) + "unterminated quoted value"));
 }
 

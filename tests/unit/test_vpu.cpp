@@ -50,15 +50,15 @@ class Driver : public sc_core::sc_module {
 }  // namespace
 
 TEST_CASE("vector kinds have names that parse back", "[vpu]") {
-  for (const auto& name : vector_kind_names()) {
-    const auto kind = parse_vector_kind(name);
+  for (const auto& name : kVectorKindNames.names()) {
+    const auto kind = kVectorKindNames.parse(name);
     REQUIRE(kind);
-    CHECK(vector_kind_name(*kind) == name);
+    CHECK(kVectorKindNames.name(*kind) == name);
   }
-  CHECK(vector_kind_names().size() == 10);
-  CHECK(!parse_vector_kind("Softmax"));
-  CHECK(!parse_vector_kind("tanh"));
-  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
+  CHECK(kVectorKindNames.names().size() == 10);
+  CHECK(!kVectorKindNames.parse("Softmax"));
+  CHECK(!kVectorKindNames.parse("tanh"));
+  CHECK(kVectorKindNames.choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
 }
 
 TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
@@ -72,7 +72,7 @@ TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
                        Row{VectorKind::silu, 11, 0, 0}, Row{VectorKind::rmsnorm, 4, 1, 6},
                        Row{VectorKind::layernorm, 7, 2, 7}, Row{VectorKind::softmax, 8, 2, 4},
                        Row{VectorKind::rope, 4, 0, 0}, Row{VectorKind::dequantize, 1, 0, 0}}) {
-    INFO(vector_kind_name(r.kind));
+    INFO(kVectorKindNames.name(r.kind));
     const VectorCost c = vector_cost(kDefault, r.kind);
     CHECK(c.elem_ops == r.elem);
     CHECK(c.reductions == r.reductions);
