@@ -56,8 +56,7 @@ const std::vector<ConfigKey>& config_schema() {
 }
 
 namespace {
-template <class Issue>
-[[noreturn]] void reject(const std::string& prefix, const Issue& bad) {
+[[noreturn]] void reject(const std::string& prefix, const ConfigIssue& bad) {
   throw InputError(fmt::format("key '{}{}': expected {}, got {}", prefix, bad.field, bad.expected, bad.got));
 }
 

@@ -11,15 +11,15 @@
 namespace systolic {
 namespace {
 
-std::optional<HbmConfigIssue> issue(std::string field, std::string expected, std::string got) {
-  return HbmConfigIssue{std::move(field), std::move(expected), std::move(got)};
+std::optional<ConfigIssue> issue(std::string field, std::string expected, std::string got) {
+  return ConfigIssue{std::move(field), std::move(expected), std::move(got)};
 }
 
 std::string num(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
-std::optional<HbmConfigIssue> HbmConfig::validate() const {
+std::optional<ConfigIssue> HbmConfig::validate() const {
   if (channels < 1) return issue("channels", "an integer >= 1", num(channels));
   if (pseudo_channels < 1) return issue("pseudo_channels", "an integer >= 1", num(pseudo_channels));
   if (banks < 1) return issue("banks", "an integer >= 1", num(banks));

@@ -8,14 +8,9 @@
 #include <optional>
 #include <string>
 
-namespace systolic {
+#include "models/common/config_issue.hpp"
 
-struct HbmConfigIssue {
-  std::string field;     // "chunk_bytes"
-  std::string expected;  // "a multiple of the burst size (32 B)"
-  std::string got;       // "48"
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
+namespace systolic {
 
 struct HbmConfig {
   std::string name = "custom";
@@ -58,7 +53,7 @@ struct HbmConfig {
 
   // The first impossible value, or nothing: zero channels, a bus that is not whole bytes, a
   // chunk, page or interleave that is not whole bursts, tRFC >= tREFI, ...
-  std::optional<HbmConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
 };
 
 // Presets, one file each in models/hbm/standards/ (sources and arithmetic there and in

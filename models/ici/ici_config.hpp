@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/config_issue.hpp"
 #include "models/common/names.hpp"
 
 namespace systolic {
@@ -16,12 +17,6 @@ enum class IciTopologyKind { none, ring, torus2d, torus3d };
 inline constexpr auto kIciTopologyNames =
     name_table<IciTopologyKind>({{IciTopologyKind::none, "none"}, {IciTopologyKind::ring, "ring"},
                                  {IciTopologyKind::torus2d, "torus2d"}, {IciTopologyKind::torus3d, "torus3d"}});
-
-struct IciConfigIssue {
-  std::string field;
-  std::string expected;
-  std::string got;
-};
 
 struct IciConfig {
   IciTopologyKind topology = IciTopologyKind::none;  // none: a single chip, no ICI engine
@@ -40,7 +35,7 @@ struct IciConfig {
   size_t dimensions_needed() const;
   // Ports the wiring uses: two (one per direction) for every dimension longer than one chip.
   int64_t ports_needed() const;
-  std::optional<IciConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
 };
 
 std::string dims_text(const std::vector<int64_t>& dims);  // "2x4"

@@ -6,10 +6,10 @@
 namespace systolic {
 namespace {
 
-std::optional<VpuConfigIssue> check_range(const char* field, int64_t value, int64_t lo, int64_t hi,
+std::optional<ConfigIssue> check_range(const char* field, int64_t value, int64_t lo, int64_t hi,
                                           const char* expected) {
   if (value >= lo && value <= hi) return std::nullopt;
-  return VpuConfigIssue{field, expected, std::to_string(value)};
+  return ConfigIssue{field, expected, std::to_string(value)};
 }
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -22,7 +22,7 @@ int64_t ceil_log2(int64_t v) {
 
 }  // namespace
 
-std::optional<VpuConfigIssue> VpuConfig::validate() const {
+std::optional<ConfigIssue> VpuConfig::validate() const {
   if (auto bad = check_range("vpu.lanes", lanes, 1, 65536, "an integer in [1, 65536]")) return bad;
   if (auto bad = check_range("vpu.sublanes", sublanes, 1, 1024, "an integer in [1, 1024]"))
     return bad;

@@ -49,6 +49,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/common/config_issue.hpp"
 #include "models/common/names.hpp"
 #include "models/common/dtype.hpp"
 
@@ -72,13 +73,6 @@ struct VpuOp {
   std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
 };
 
-struct VpuConfigIssue {
-  std::string field;  // the config key, "vpu.lanes"
-  std::string expected;
-  std::string got;
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
-
 // Proposed chip config keys: vpu.lanes, vpu.sublanes, vpu.ops_per_cycle,
 // vpu.transcendental_ops, vpu.latency_cycles. Peak rate: lanes * sublanes * ops_per_cycle
 // element-ops per cycle (TPU v2/v3-like default: 128 * 8 * 2 = 2048).
@@ -88,7 +82,7 @@ struct VpuConfig {
   int64_t ops_per_cycle = 2;       // vector-ALU slots: vreg ops issued per cycle, [1, 64]
   int64_t transcendental_ops = 4;  // vreg ops per exp/tanh/recip/rsqrt, [1, 1024] (assumption)
   int64_t latency_cycles = 8;      // per instruction: pipeline fill + drain, [0, 1e6] (assumption)
-  std::optional<VpuConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
   int64_t elements_per_cycle() const { return lanes * sublanes * ops_per_cycle; }
 };
 

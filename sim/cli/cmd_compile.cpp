@@ -26,9 +26,8 @@ struct CompileOptions {
 Command add_compile_command(CLI::App& app) {
   auto opts = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand("compile", "Compile a workload for a chip into a trace file");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML, SCALE-Sim topology CSV or transformer model YAML")->required();
-  add_set_option(cmd, opts->overrides);
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
   cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
   cmd->add_option("-o,--output", opts->output, "Trace file to write")->required();

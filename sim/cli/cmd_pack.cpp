@@ -27,8 +27,7 @@ Command add_pack_command(CLI::App& app) {
   auto o = std::make_shared<PackCliOptions>();
   PackRequest& r = o->request;
   auto* cmd = app.add_subcommand("pack", "Replay a request log through bucket shapes and packers");
-  cmd->add_option("-c,--config", o->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  add_set_option(cmd, o->overrides);
+  add_config_options(cmd, o->config, o->overrides);
   cmd->add_option("-m,--model", r.model, "Transformer model YAML (traces/models/)")->required();
   cmd->add_option("--requests", r.requests, "Request log CSV (Azure format or arrival_s,prompt,output)")
       ->required();

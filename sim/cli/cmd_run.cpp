@@ -19,7 +19,8 @@ std::string default_config_path() {
   return std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml";
 }
 
-void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides) {
+void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides) {
+  cmd->add_option("-c,--config", config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   cmd->add_option("--set", overrides, "Override a config key: key=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -78,9 +79,8 @@ int run_system(const ChipConfig& config, const RunOptions& opts) {
 Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   add_program_source_options(cmd, opts->source);
-  add_set_option(cmd, opts->overrides);
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
   cmd->add_option("--vcd", opts->vcd,

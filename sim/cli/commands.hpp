@@ -53,7 +53,7 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 
-// `--set key=value`, repeatable; shared by every command that loads a config.
-void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides);
+// `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
+void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);
 
 }  // namespace systolic::cli

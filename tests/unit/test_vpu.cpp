@@ -17,6 +17,7 @@
 #include "models/sram/scratchpad.hpp"
 #include "models/vpu/vpu_core.hpp"
 #include "models/vpu/vpu_engine.hpp"
+#include "driver.hpp"
 
 using namespace systolic;
 
@@ -24,28 +25,6 @@ namespace {
 
 // Defaults: 128 lanes x 8 sublanes, 2 ops per cycle, transcendental = 4 ops, latency 8.
 const VpuConfig kDefault{};
-
-// Feeds the engine a list of ops from its own thread; notes each completion cycle.
-class Driver : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(Driver);
-  Driver(const sc_core::sc_module_name& name, VpuEngine& engine, std::vector<VpuOp> work)
-      : sc_module(name), engine_(engine), work_(std::move(work)) {
-    SC_THREAD(run);
-  }
-  std::vector<uint64_t> done;
-  std::vector<uint64_t> returned;
-
- private:
-  void run() {
-    for (const auto& op : work_) {
-      returned.push_back(engine_.run_op(op));
-      done.push_back(now_cycles());
-    }
-  }
-  VpuEngine& engine_;
-  std::vector<VpuOp> work_;
-};
 
 }  // namespace
 
@@ -197,12 +176,14 @@ TEST_CASE("the VPU engine advances SystemC time by the closed form", "[vpu]") {
                                 {VectorKind::rmsnorm, 0, 4096, DType::bf16},
                                 {VectorKind::rmsnorm, 1, 4096, DType::bf16},
                                 dequantize};
-  Driver driver("driver", engine, work);
+  testing::Driver<VpuOp> driver("driver", work, [&engine](const VpuOp& op) { return engine.run_op(op); });
   sc_core::sc_start();
   REQUIRE(driver.done.size() == 5);
+  std::vector<uint64_t> done;
+  for (const sc_core::sc_time& t : driver.done) done.push_back(time_to_cycles(t));
   // Dequantise [256, 256]: 32 x 2 vregs, one multiply each: 8 + 64 / 2 cycles.
   CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82, 40});
-  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
+  CHECK(done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
   const VpuStats& s = engine.stats();
   CHECK(s.instructions == 5);
   CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096 + 65536);
