@@ -16,11 +16,6 @@
 namespace systolic {
 namespace workload_detail {
 
-void fail(const std::string& path, int64_t line, const std::string& message) {
-  if (line > 0) throw InputError(fmt::format("{}:{}: {}", path, line, message));
-  throw InputError(fmt::format("{}: {}", path, message));
-}
-
 std::string source_of(const std::string& path, int64_t line) {
   return fmt::format("{}:{}", path, line);
 }

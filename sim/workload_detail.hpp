@@ -11,8 +11,7 @@
 
 namespace systolic::workload_detail {
 
-// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
-[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+using systolic::fail;  // sim/input_text.hpp
 
 // "path:line", the Gemm::source of an entry.
 std::string source_of(const std::string& path, int64_t line);

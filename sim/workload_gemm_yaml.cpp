@@ -37,12 +37,8 @@ class Reader {
     Workload w;
     w.path = path_;
     w.name = file_stem(path_);
-    if (!root || root.IsNull())
-      fail(path_, 0, "empty file; expected a map with key 'gemms' (see docs/workloads.md)");
-    if (!root.IsMap())
-      fail(path_, yaml_line(root, 1),
-           fmt::format("expected a map with key 'gemms' (a list of GEMMs), got {}",
-                       describe_yaml(root)));
+    require_yaml_map(root, path_, "empty file; expected a map with key 'gemms' (see docs/workloads.md)",
+                     "expected a map with key 'gemms' (a list of GEMMs)");
     std::set<std::string> seen;
     YAML::Node gemms;
     bool has_gemms = false;

@@ -117,14 +117,8 @@ class Reader {
     ModelSpec m;
     m.source = path_;
     m.name = std::filesystem::path(path_).stem().string();
-    lines_[""] = 1;
-    if (!root || root.IsNull())
-      fail_line(0, "empty file; expected a model description (see docs/transformers.md)");
-    if (!root.IsMap())
-      fail_line(yaml_line(root, 1),
-                fmt::format("expected a map of model dimensions (layers, d_model, heads, ...), "
-                            "got {}",
-                            describe_yaml(root)));
+    require_yaml_map(root, path_, "empty file; expected a model description (see docs/transformers.md)",
+                     "expected a map of model dimensions (layers, d_model, heads, ...)");
     lines_[""] = yaml_line(root, 1);
     std::set<std::string> seen;
     for (const auto& entry : root) {
@@ -176,10 +170,7 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail_line(int64_t line, const std::string& message) const {
-    if (line > 0) throw InputError(fmt::format("{}:{}: {}", path_, line, message));
-    throw InputError(fmt::format("{}: {}", path_, message));
-  }
+  [[noreturn]] void fail_line(int64_t line, const std::string& message) const { systolic::fail(path_, line, message); }
 
   // Keys given, with nested ones as "moe.top_k".
   std::set<std::string> seen_all(std::set<std::string> top) const {
