@@ -46,8 +46,8 @@ std::vector<ConfigKey> ici_keys() {
                        "Messages cross the network in chunks of this size (cut-through per chunk)."));
   k.push_back(registry_key<compile_detail::CollectiveAlgorithm>(
       "ici.algorithm", [](auto& c) -> auto& { return c.ici.algorithm; },
-      "How the compiler lowers collectives: one ring over every chip, the same ring both ways "
-      "(half the data each), or dimension by dimension (a bidirectional ring per torus line)."));
+      "How the compiler lowers collectives: " +
+          compile_detail::CollectiveRegistry::instance().described() + "."));
   return k;
 }
 

@@ -42,19 +42,21 @@ const WorkloadReader& reader_of(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const auto& readers = WorkloadReaderRegistry::instance();
-  std::vector<std::string> formats;
-  for (const auto& e : readers.entries()) {
+  for (const auto& e : WorkloadReaderRegistry::instance().entries()) {
     const auto exts = e.impl->extensions();
     if (std::find(exts.begin(), exts.end(), ext) != exts.end() && e.impl->accepts(path)) return *e.impl;
-    formats.push_back(e.description);
   }
-  const std::string last = formats.back();
-  formats.pop_back();
-  fail(path, 0, fmt::format("unknown workload format: expected {} or {}; see docs/workloads.md",
-                            fmt::join(formats, ", "), last));
+  fail(path, 0, fmt::format("unknown workload format: expected {}; see docs/workloads.md", workload_formats()));
 }
 }  // namespace
+
+std::string workload_formats() {
+  std::vector<std::string> formats;
+  for (const auto& e : WorkloadReaderRegistry::instance().entries()) formats.push_back(e.description);
+  const std::string last = formats.back();
+  formats.pop_back();
+  return fmt::format("{} or {}", fmt::join(formats, ", "), last);
+}
 
 std::vector<Workload> WorkloadReader::read_system(const std::string& path, const WorkloadOptions& options,
                                                   int chips) const {

@@ -11,6 +11,7 @@
 #include "sim/error.hpp"
 #include "sim/simulate.hpp"
 #include "sim/timeline.hpp"
+#include "sim/transformer/shard.hpp"
 #include "sim/viz/vcd_tracer.hpp"
 
 namespace systolic::cli {
@@ -43,8 +44,10 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ep", shape.ep, "Expert-parallel degree of a MoE transformer: 1 or the chip count (with --tp)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--routing", shape.routing, "MoE token routing with --ep: uniform (default) or skewed (Zipf)")
-      ->check(CLI::IsMember({"uniform", "skewed"}));
+  cmd->add_option("--routing", shape.routing,
+                  "MoE token routing with --ep: " + transformer::kRoutingNames.choices(" or ") + " (Zipf), default " +
+                      shape.routing)
+      ->check(CLI::IsMember(transformer::kRoutingNames.names()));
   cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
   // Mixed precision of a transformer model (docs/precision.md), over its file's types.

@@ -50,6 +50,9 @@ struct LoadedProgram {
 // one is given, and whatever the reader or the compiler rejects.
 LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
 
+// Help of --phase: "prefill or decode (default prefill), for transformer models".
+std::string phase_help(const std::string& default_phase);
+
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 

@@ -5,6 +5,6 @@
 namespace systolic::compile_detail {
 
 const Registration<CollectiveAlgorithm> registration{
-    "bidir_ring", 20, "the same ring both ways, half the data each way (the default)", WholeRing({+1, -1})};
+    "bidir_ring", 20, "the same ring both ways, half the data each way", WholeRing({+1, -1})};
 
 }  // namespace systolic::compile_detail

@@ -21,7 +21,7 @@ class FirstFitDecreasing final : public BinPacker {
 
 }  // namespace
 
-const Registration<BinPacker> registration{"first-fit-decreasing", 30, "longest first, then first-fit (the default)",
+const Registration<BinPacker> registration{"first-fit-decreasing", 30, "longest first, then first-fit",
                                            FirstFitDecreasing{}, {"ffd", "first_fit_decreasing"}};
 
 }  // namespace systolic::packing

@@ -29,4 +29,8 @@ class WorkloadReader {
 
 using WorkloadReaderRegistry = Registry<WorkloadReader>;
 
+// "a transformer model (.yaml with d_model), a GEMM list (.yaml, .yml) or a SCALE-Sim
+// topology (.csv)": what the registered readers read, for help and error messages.
+std::string workload_formats();
+
 }  // namespace systolic
