@@ -48,7 +48,9 @@ class Registry {
   }
 
   void add(Entry entry) {
-    for (const auto& name : all_names(entry))
+    std::vector<std::string> names{entry.name};
+    names.insert(names.end(), entry.aliases.begin(), entry.aliases.end());
+    for (const auto& name : names)
       if (find(name)) throw std::logic_error("registry: '" + name + "' registered twice");
     entries_.push_back(std::move(entry));
     std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
@@ -59,8 +61,7 @@ class Registry {
   // By name or alias; nullptr when unknown.
   const Entry* find(std::string_view name) const {
     for (const Entry& e : entries_)
-      for (const auto& n : all_names(e))
-        if (n == name) return &e;
+      if (e.name == name || std::find(e.aliases.begin(), e.aliases.end(), name) != e.aliases.end()) return &e;
     return nullptr;
   }
 
@@ -96,12 +97,6 @@ class Registry {
   }
 
  private:
-  static std::vector<std::string> all_names(const Entry& e) {
-    std::vector<std::string> all{e.name};
-    all.insert(all.end(), e.aliases.begin(), e.aliases.end());
-    return all;
-  }
-
   std::vector<Entry> entries_;
 };
 
