@@ -8,6 +8,7 @@
 
 #include "models/chip/energy_config.hpp"
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/hbm/hbm_config.hpp"
 #include "models/ici/ici_config.hpp"
@@ -18,6 +19,7 @@
 namespace systolic {
 
 enum class MxuModel { exact, fast };
+inline constexpr auto kMxuModelNames = name_table<MxuModel>({{MxuModel::exact, "exact"}, {MxuModel::fast, "fast"}});
 
 struct MxuConfig {
   int64_t rows = 128;

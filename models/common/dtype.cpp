@@ -6,23 +6,22 @@ namespace systolic {
 namespace {
 struct Info {
   DType type;
-  std::string_view name;
   int bits;
   bool is_float;
 };
+// In kDTypeNames' order (the enum's).
 constexpr std::array<Info, kDTypes> kInfo{{
-    {DType::int8, "int8", 8, false},
-    {DType::fp8_e4m3, "fp8_e4m3", 8, true},
-    {DType::fp8_e5m2, "fp8_e5m2", 8, true},
-    {DType::bf16, "bf16", 16, true},
-    {DType::fp16, "fp16", 16, true},
-    {DType::fp32, "fp32", 32, true},
-    {DType::int4, "int4", 4, false},
+    {DType::int8, 8, false},
+    {DType::fp8_e4m3, 8, true},
+    {DType::fp8_e5m2, 8, true},
+    {DType::bf16, 16, true},
+    {DType::fp16, 16, true},
+    {DType::fp32, 32, true},
+    {DType::int4, 4, false},
 }};
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
 }  // namespace
 
-std::string_view dtype_name(DType t) { return info(t).name; }
 int dtype_bits(DType t) { return info(t).bits; }
 bool dtype_is_float(DType t) { return info(t).is_float; }
 bool dtype_is_fp8(DType t) { return t == DType::fp8_e4m3 || t == DType::fp8_e5m2; }
@@ -32,27 +31,6 @@ uint64_t dtype_storage_bytes(DType t, uint64_t elements) {
   const uint64_t bits = static_cast<uint64_t>(info(t).bits);
   // elements * bits / 8 without overflowing for counts near 2^64 / bits.
   return elements / 8 * bits + (elements % 8 * bits + 7) / 8;
-}
-
-std::optional<DType> parse_dtype(std::string_view name) {
-  for (const auto& i : kInfo)
-    if (i.name == name) return i.type;
-  return std::nullopt;
-}
-
-std::vector<std::string> dtype_names() {
-  std::vector<std::string> names;
-  for (const auto& i : kInfo) names.emplace_back(i.name);
-  return names;
-}
-
-std::string dtype_choices() {
-  std::string s;
-  for (const auto& i : kInfo) {
-    if (!s.empty()) s += ", ";
-    s += i.name;
-  }
-  return s;
 }
 
 }  // namespace systolic

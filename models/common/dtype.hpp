@@ -1,12 +1,14 @@
 #pragma once
-// Operand data types of the MXU and their storage widths. One table (dtype.cpp) drives names,
-// parsing, the choices error messages list, widths and which types the MXU multiplies.
+// Operand data types of the MXU and their storage widths. kDTypeNames drives names, parsing
+// and the choices error messages list; one table in dtype.cpp the widths.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "models/common/names.hpp"
 
 namespace systolic {
 
@@ -15,17 +17,19 @@ namespace systolic {
 enum class DType { int8, fp8_e4m3, fp8_e5m2, bf16, fp16, fp32, int4 };
 inline constexpr size_t kDTypes = 7;
 inline constexpr size_t kMxuDTypes = 6;
+inline constexpr auto kDTypeNames = name_table<DType>(
+    {{DType::int8, "int8"}, {DType::fp8_e4m3, "fp8_e4m3"}, {DType::fp8_e5m2, "fp8_e5m2"}, {DType::bf16, "bf16"},
+     {DType::fp16, "fp16"}, {DType::fp32, "fp32"}, {DType::int4, "int4"}});
+static_assert(kDTypeNames.size() == kDTypes);
+// kDTypeNames.name(t), for the models/mxu files and tests being reworked in parallel (issue
+// #15); new code uses the table.
+inline std::string_view dtype_name(DType t) { return kDTypeNames.name(t); }
 
-std::string_view dtype_name(DType t);
-std::optional<DType> parse_dtype(std::string_view name);
 int dtype_bits(DType t);
 // Bytes `elements` values occupy, packed (int4: two per byte), rounded up to whole bytes.
 uint64_t dtype_storage_bytes(DType t, uint64_t elements);
 bool dtype_is_float(DType t);
 bool dtype_is_fp8(DType t);
 bool dtype_on_mxu(DType t);  // false for int4
-// Every name in table order, and "int8, fp8_e4m3, ..." for error messages and docs.
-std::vector<std::string> dtype_names();
-std::string dtype_choices();
 
 }  // namespace systolic

@@ -3,12 +3,13 @@
 // report prints, the choices an error message and --help list, docs/config.md and did-you-mean
 // all read the table, so a value added to an enum and its table is known everywhere at once.
 //
-// Tables are constexpr, listed in the enum's declaration order (checked at compile time by
-// `static_assert(table.dense())`), so name() is an index and no table can miss a value in
-// the middle.
+// Tables are constexpr and list the enum's values in declaration order: name_table() refuses
+// any other order, which, for a table initialising a constexpr variable, is a compile error.
+// So name() is an index and no table can miss a value in the middle.
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,7 +75,9 @@ class NameTable {
 // `inline constexpr auto kFooNames = name_table<Foo>({{Foo::a, "a"}, {Foo::b, "b"}});`
 template <class E, size_t N, size_t... I>
 constexpr NameTable<E, N> name_table(const std::pair<E, std::string_view> (&entries)[N], std::index_sequence<I...>) {
-  return NameTable<E, N>(std::array<std::pair<E, std::string_view>, N>{{entries[I]...}});
+  const NameTable<E, N> table(std::array<std::pair<E, std::string_view>, N>{{entries[I]...}});
+  if (!table.dense()) throw std::logic_error("name_table: entries not in the enum's order");
+  return table;
 }
 template <class E, size_t N>
 constexpr NameTable<E, N> name_table(const std::pair<E, std::string_view> (&entries)[N]) {

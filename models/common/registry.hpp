@@ -6,7 +6,8 @@
 // walk the registry, so adding one is one new file plus its test.
 //
 //   // sim/packing/packers/best_fit.cpp
-//   namespace { const Registration<BinPacker> reg{{"best-fit", 40, "...", std::make_unique<BestFit>()}}; }
+//   class BestFit final : public BinPacker { ... };
+//   const Registration<BinPacker> registration{"best-fit", 40, "...", BestFit{}, {"bf", "best_fit"}};
 //
 // Linking: a registration is a static object in a file nobody references by name, and a static
 // library member nobody references is dropped by the linker, registration and all. The
@@ -47,7 +48,9 @@ class Registry {
   }
 
   void add(Entry entry) {
-    for (const auto& name : all_names(entry))
+    std::vector<std::string> names{entry.name};
+    names.insert(names.end(), entry.aliases.begin(), entry.aliases.end());
+    for (const auto& name : names)
       if (find(name)) throw std::logic_error("registry: '" + name + "' registered twice");
     entries_.push_back(std::move(entry));
     std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
@@ -58,8 +61,7 @@ class Registry {
   // By name or alias; nullptr when unknown.
   const Entry* find(std::string_view name) const {
     for (const Entry& e : entries_)
-      for (const auto& n : all_names(e))
-        if (n == name) return &e;
+      if (e.name == name || std::find(e.aliases.begin(), e.aliases.end(), name) != e.aliases.end()) return &e;
     return nullptr;
   }
 
@@ -95,21 +97,22 @@ class Registry {
   }
 
  private:
-  static std::vector<std::string> all_names(const Entry& e) {
-    std::vector<std::string> all{e.name};
-    all.insert(all.end(), e.aliases.begin(), e.aliases.end());
-    return all;
-  }
-
   std::vector<Entry> entries_;
 };
 
 // A file-scope object of this type registers one implementation when the program starts.
+// (A const object at namespace scope has internal linkage: each file's `registration` is its own.)
 template <class Interface>
 struct Registration {
   explicit Registration(typename Registry<Interface>::Entry entry) {
     Registry<Interface>::instance().add(std::move(entry));
   }
+  // The implementation `impl` (an Interface, held from now on) as `name`.
+  template <class Impl>
+  Registration(std::string name, int rank, std::string description, Impl impl, std::vector<std::string> aliases = {})
+      : Registration(typename Registry<Interface>::Entry{std::move(name), rank, std::move(description),
+                                                         std::make_shared<const Impl>(std::move(impl)),
+                                                         std::move(aliases)}) {}
 };
 
 }  // namespace systolic

@@ -7,9 +7,9 @@
 
 namespace systolic {
 
-std::optional<DmaConfigIssue> DmaConfig::validate() const {
+std::optional<ConfigIssue> DmaConfig::validate() const {
   auto issue = [](std::string f, std::string e, uint64_t got) {
-    return DmaConfigIssue{std::move(f), std::move(e), std::to_string(got)};
+    return ConfigIssue{std::move(f), std::move(e), std::to_string(got)};
   };
   if (engines < 1) return issue("dma.engines", "an integer >= 1", engines);
   if (max_outstanding < 1 || max_outstanding > (1u << 20))
@@ -94,20 +94,12 @@ void DmaCore::start(const DmaDescriptor& d, uint64_t now_ps) {
 // count them, and no time taken.
 void DmaCore::count_untimed(const DmaDescriptor& d) {
   const uint64_t bytes = d.total_bytes();
-  if (d.src.is_hbm()) {
-    hbm_.count_untimed(bytes, false);
-    stats_.hbm_bytes_read += bytes;
-  } else {
-    src_sram_->count_read(bytes);
-    stats_.sram_bytes_read += bytes;
-  }
-  if (d.dst.is_hbm()) {
-    hbm_.count_untimed(bytes, true);
-    stats_.hbm_bytes_written += bytes;
-  } else {
-    dst_sram_->count_write(bytes);
-    stats_.sram_bytes_written += bytes;
-  }
+  if (d.src.is_hbm()) hbm_.count_untimed(bytes, false);
+  else src_sram_->count_read(bytes);
+  if (d.dst.is_hbm()) hbm_.count_untimed(bytes, true);
+  else dst_sram_->count_write(bytes);
+  (d.src.is_hbm() ? stats_.hbm_bytes_read : stats_.sram_bytes_read) += bytes;
+  (d.dst.is_hbm() ? stats_.hbm_bytes_written : stats_.sram_bytes_written) += bytes;
 }
 
 uint64_t DmaCore::next_issue_ps() const {

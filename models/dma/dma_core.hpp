@@ -19,25 +19,19 @@
 #include <tuple>
 #include <vector>
 
+#include "models/common/config_issue.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/isa/dma_descriptor.hpp"
 #include "models/sram/scratchpad.hpp"
 
 namespace systolic {
 
-struct DmaConfigIssue {
-  std::string field;  // the proposed config key, "dma.max_outstanding"
-  std::string expected;
-  std::string got;
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
-
 struct DmaConfig {
   uint32_t engines = 4;            // DMA engines per chip (used by the chip, not by one core)
   uint64_t request_bytes = 0;      // largest HBM request; 0: the HBM chunk size
   uint32_t max_outstanding = 512;  // requests in flight per engine
   uint64_t quantum_cycles = 1000;  // Q: how far an engine books ahead before yielding
-  std::optional<DmaConfigIssue> validate() const;  // fields: dma.engines, dma.request_bytes, ...
+  std::optional<ConfigIssue> validate() const;  // fields: dma.engines, dma.request_bytes, ...
 };
 
 struct DmaStats {

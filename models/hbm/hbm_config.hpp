@@ -8,14 +8,9 @@
 #include <optional>
 #include <string>
 
-namespace systolic {
+#include "models/common/config_issue.hpp"
 
-struct HbmConfigIssue {
-  std::string field;     // "chunk_bytes"
-  std::string expected;  // "a multiple of the burst size (32 B)"
-  std::string got;       // "48"
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
+namespace systolic {
 
 struct HbmConfig {
   std::string name = "custom";
@@ -58,14 +53,15 @@ struct HbmConfig {
 
   // The first impossible value, or nothing: zero channels, a bus that is not whole bytes, a
   // chunk, page or interleave that is not whole bursts, tRFC >= tREFI, ...
-  std::optional<HbmConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
 };
 
-// Presets (sources and arithmetic in the .cpp and docs/memory.md).
+// Presets, one file each in models/hbm/standards/ (sources and arithmetic there and in
+// docs/memory.md); every one is registered as a DramStandard (models/hbm/dram_standard.hpp).
 HbmConfig hbm2_tpu_v4i();   // 2 stacks x 8 ch x 128 bit @ 2.4 Gb/s = 614.4 GB/s, 8 GiB
 HbmConfig hbm2e_tpu_v5p();  // 6 stacks x 8 ch x 128 bit @ 3.6 Gb/s = 2764.8 GB/s, 96 GiB
 HbmConfig ddr3_tpu_v1();    // 2 ch x 64 bit DDR3-2133 = 34.1 GB/s, 8 GiB
-// "hbm2" | "hbm2e" | "ddr3" (also "tpu-v4i", "tpu-v5p", "tpu-v1"); nullopt when unknown.
+// A registered standard by name or alias ("hbm2", "tpu-v4i", ...); nullopt when unknown.
 std::optional<HbmConfig> hbm_preset(const std::string& name);
 
 }  // namespace systolic

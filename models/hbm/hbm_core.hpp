@@ -64,7 +64,7 @@ class HbmCore {
  public:
   class Stream;
 
-  // Throws std::invalid_argument with HbmConfigIssue::message() for an invalid config.
+  // Throws std::invalid_argument with ConfigIssue::message() for an invalid config.
   explicit HbmCore(const HbmConfig& config, double core_clock_mhz = 1000.0,
                    HbmTiming timing = HbmTiming::modelled);
   HbmCore(const HbmCore&) = delete;  // timing_ points into the core's own state

@@ -4,25 +4,6 @@
 
 namespace systolic {
 
-std::string topology_name(IciTopologyKind kind) {
-  switch (kind) {
-    case IciTopologyKind::none: return "none";
-    case IciTopologyKind::ring: return "ring";
-    case IciTopologyKind::torus2d: return "torus2d";
-    case IciTopologyKind::torus3d: return "torus3d";
-  }
-  return "?";
-}
-
-std::string algorithm_name(CollectiveAlgorithm algo) {
-  switch (algo) {
-    case CollectiveAlgorithm::ring: return "ring";
-    case CollectiveAlgorithm::bidir_ring: return "bidir_ring";
-    case CollectiveAlgorithm::torus: return "torus";
-  }
-  return "?";
-}
-
 std::string dims_text(const std::vector<int64_t>& dims) {
   return dims.empty() ? std::string("1") : fmt::format("{}", fmt::join(dims, "x"));
 }
@@ -49,36 +30,34 @@ int64_t IciConfig::ports_needed() const {
   return n;
 }
 
-std::optional<IciConfigIssue> IciConfig::validate() const {
+std::optional<ConfigIssue> IciConfig::validate() const {
   if (topology == IciTopologyKind::none) {
     if (chips() != 1)
-      return IciConfigIssue{"dims", "1 (one chip) with topology none; set ici.topology to wire more chips",
+      return ConfigIssue{"dims", "1 (one chip) with topology none; set ici.topology to wire more chips",
                             fmt::format("'{}'", dims_text(dims))};
     return std::nullopt;
   }
   const size_t need = dimensions_needed();
   if (dims.size() != need)
-    return IciConfigIssue{"dims",
+    return ConfigIssue{"dims",
                           fmt::format("{} dimension{} for {} (e.g. {})", need, need > 1 ? "s" : "",
-                                                  topology_name(topology),
+                                                  kIciTopologyNames.name(topology),
                                                   need == 1 ? "8" : need == 2 ? "2x4" : "4x4x4"),
                           fmt::format("'{}'", dims_text(dims))};
   for (int64_t d : dims)
     if (d < 1 || d > 4096)
-      return IciConfigIssue{"dims", "chip counts in [1, 4096] per dimension", fmt::format("'{}'", dims_text(dims))};
+      return ConfigIssue{"dims", "chip counts in [1, 4096] per dimension", fmt::format("'{}'", dims_text(dims))};
   if (chips() > 65536)
-    return IciConfigIssue{"dims", "at most 65536 chips", fmt::format("'{}' ({} chips)", dims_text(dims), chips())};
-  if (!(link_gbps > 0)) return IciConfigIssue{"link_gbps", "a bandwidth > 0 GB/s", fmt::format("{}", link_gbps)};
+    return ConfigIssue{"dims", "at most 65536 chips", fmt::format("'{}' ({} chips)", dims_text(dims), chips())};
+  if (!(link_gbps > 0)) return ConfigIssue{"link_gbps", "a bandwidth > 0 GB/s", fmt::format("{}", link_gbps)};
   if (!(link_latency_ns >= 0))
-    return IciConfigIssue{"link_latency_ns", "a latency >= 0 ns", fmt::format("{}", link_latency_ns)};
+    return ConfigIssue{"link_latency_ns", "a latency >= 0 ns", fmt::format("{}", link_latency_ns)};
   if (ports < ports_needed())
-    return IciConfigIssue{"ports",
+    return ConfigIssue{"ports",
                           fmt::format("at least {} (a {} {} uses two ports per dimension longer than one chip)",
-                                      ports_needed(), topology_name(topology), dims_text(dims)),
+                                      ports_needed(), kIciTopologyNames.name(topology), dims_text(dims)),
                           fmt::format("{}", ports)};
-  if (chunk_bytes == 0) return IciConfigIssue{"chunk_bytes", "a size > 0", "0"};
-  if (algorithm == CollectiveAlgorithm::torus && topology == IciTopologyKind::ring)
-    return IciConfigIssue{"algorithm", "ring or bidir_ring on a ring topology", "torus"};
+  if (chunk_bytes == 0) return ConfigIssue{"chunk_bytes", "a size > 0", "0"};
   return std::nullopt;
 }
 

@@ -8,16 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "models/common/config_issue.hpp"
+#include "models/common/names.hpp"
+
 namespace systolic {
 
 enum class IciTopologyKind { none, ring, torus2d, torus3d };
-enum class CollectiveAlgorithm { ring, bidir_ring, torus };
-
-struct IciConfigIssue {
-  std::string field;
-  std::string expected;
-  std::string got;
-};
+inline constexpr auto kIciTopologyNames =
+    name_table<IciTopologyKind>({{IciTopologyKind::none, "none"}, {IciTopologyKind::ring, "ring"},
+                                 {IciTopologyKind::torus2d, "torus2d"}, {IciTopologyKind::torus3d, "torus3d"}});
 
 struct IciConfig {
   IciTopologyKind topology = IciTopologyKind::none;  // none: a single chip, no ICI engine
@@ -26,7 +25,9 @@ struct IciConfig {
   double link_latency_ns = 1000.0;  // per hop: wire, SerDes and router
   int64_t ports = 4;                // ICI ports per chip; the topology needs 2 per wrapped dim
   uint64_t chunk_bytes = 64 * 1024; // a message crosses the network in chunks of this size
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::bidir_ring;
+  // A collective algorithm registered by the compiler (sim/compile/collectives/: ring,
+  // bidir_ring, torus); the config key checks the name and what the algorithm supports.
+  std::string algorithm = "bidir_ring";
 
   // Chips in the system: the product of dims (1 without a topology).
   int64_t chips() const;
@@ -34,11 +35,9 @@ struct IciConfig {
   size_t dimensions_needed() const;
   // Ports the wiring uses: two (one per direction) for every dimension longer than one chip.
   int64_t ports_needed() const;
-  std::optional<IciConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
 };
 
-std::string topology_name(IciTopologyKind kind);       // "torus2d"
-std::string algorithm_name(CollectiveAlgorithm algo);  // "bidir_ring"
 std::string dims_text(const std::vector<int64_t>& dims);  // "2x4"
 
 }  // namespace systolic

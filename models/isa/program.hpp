@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 #include "models/isa/dma_descriptor.hpp"
 #include "models/isa/vpu_op.hpp"
 
 namespace systolic {
 
 enum class EngineKind { mxu, dma, vpu, ici };
+inline constexpr auto kEngineKindNames = name_table<EngineKind>({{EngineKind::mxu, "mxu"}, {EngineKind::dma, "dma"}, {EngineKind::vpu, "vpu"}, {EngineKind::ici, "ici"}});
 std::string engine_name(EngineKind kind, int index);  // "mxu0", "dma1", "vpu0", "ici0"
 
 struct EngineId {

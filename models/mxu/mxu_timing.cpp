@@ -20,7 +20,7 @@ uint64_t checked_add(uint64_t a, uint64_t b) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string_view convention_name(Convention c) {
-  return c == Convention::tpu ? "tpu" : "scalesim";
+  return kConventionNames.name(c);
 }
 
 uint64_t held_operand_cycles(ArrayShape a, Convention c, uint64_t folds, uint64_t streamed) {

@@ -6,12 +6,17 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/common/names.hpp"
+
 namespace systolic {
 
 enum class Convention { tpu, scalesim };
 
 // Which operand the array holds (models/mxu/dataflow.hpp): weights, outputs or inputs.
 enum class DataflowKind { ws, os, is };
+
+inline constexpr auto kConventionNames =
+    name_table<Convention>({{Convention::tpu, "tpu"}, {Convention::scalesim, "scalesim"}});
 std::string_view convention_name(Convention c);
 
 struct ArrayShape {

@@ -30,9 +30,9 @@ std::string format_bytes(uint64_t bytes) {
   return out;
 }
 
-std::optional<ScratchpadIssue> ScratchpadConfig::validate() const {
+std::optional<ConfigIssue> ScratchpadConfig::validate() const {
   auto issue = [](std::string f, std::string e, uint64_t got) {
-    return ScratchpadIssue{std::move(f), std::move(e), std::to_string(got)};
+    return ConfigIssue{std::move(f), std::move(e), std::to_string(got)};
   };
   if (capacity_bytes == 0) return issue(key("bytes"), "an integer >= 1", capacity_bytes);
   if (banks == 0) return issue(key("banks"), "an integer >= 1", banks);

@@ -9,14 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace systolic {
+#include "models/common/config_issue.hpp"
 
-struct ScratchpadIssue {
-  std::string field;  // the proposed config key, "sram.vmem_bytes"
-  std::string expected;
-  std::string got;
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
+namespace systolic {
 
 struct ScratchpadConfig {
   std::string name = "vmem";  // "vmem", "weights", "accumulators": keys are sram.<name>_<field>
@@ -27,12 +22,12 @@ struct ScratchpadConfig {
 
   std::string key(const std::string& field) const { return "sram." + name + "_" + field; }
   // The first impossible value, naming its key: sram.<name>_bytes, _banks, _port_bytes, _ports.
-  std::optional<ScratchpadIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
 };
 
 class Scratchpad {
  public:
-  // Throws std::invalid_argument with ScratchpadIssue::message() for an invalid config.
+  // Throws std::invalid_argument with ConfigIssue::message() for an invalid config.
   explicit Scratchpad(ScratchpadConfig config);
 
   const std::string& name() const { return config_.name; }

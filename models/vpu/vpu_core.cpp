@@ -6,23 +6,10 @@
 namespace systolic {
 namespace {
 
-constexpr std::array<std::pair<VectorKind, std::string_view>, 10> kNames{{
-    {VectorKind::add, "add"},
-    {VectorKind::mul, "mul"},
-    {VectorKind::relu, "relu"},
-    {VectorKind::gelu, "gelu"},
-    {VectorKind::silu, "silu"},
-    {VectorKind::rmsnorm, "rmsnorm"},
-    {VectorKind::layernorm, "layernorm"},
-    {VectorKind::softmax, "softmax"},
-    {VectorKind::rope, "rope"},
-    {VectorKind::dequantize, "dequantize"},
-}};
-
-std::optional<VpuConfigIssue> check_range(const char* field, int64_t value, int64_t lo, int64_t hi,
+std::optional<ConfigIssue> check_range(const char* field, int64_t value, int64_t lo, int64_t hi,
                                           const char* expected) {
   if (value >= lo && value <= hi) return std::nullopt;
-  return VpuConfigIssue{field, expected, std::to_string(value)};
+  return ConfigIssue{field, expected, std::to_string(value)};
 }
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -35,34 +22,7 @@ int64_t ceil_log2(int64_t v) {
 
 }  // namespace
 
-std::string_view vector_kind_name(VectorKind kind) {
-  for (const auto& [k, name] : kNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::optional<VectorKind> parse_vector_kind(std::string_view name) {
-  for (const auto& [k, n] : kNames)
-    if (n == name) return k;
-  return std::nullopt;
-}
-
-std::vector<std::string> vector_kind_names() {
-  std::vector<std::string> out;
-  for (const auto& entry : kNames) out.emplace_back(entry.second);
-  return out;
-}
-
-std::string vector_kind_choices() {
-  std::string s;
-  for (const auto& entry : kNames) {
-    if (!s.empty()) s += ", ";
-    s += entry.second;
-  }
-  return s;
-}
-
-std::optional<VpuConfigIssue> VpuConfig::validate() const {
+std::optional<ConfigIssue> VpuConfig::validate() const {
   if (auto bad = check_range("vpu.lanes", lanes, 1, 65536, "an integer in [1, 65536]")) return bad;
   if (auto bad = check_range("vpu.sublanes", sublanes, 1, 1024, "an integer in [1, 1024]"))
     return bad;

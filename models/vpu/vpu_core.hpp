@@ -49,22 +49,12 @@
 #include <string_view>
 #include <vector>
 
+#include "models/common/config_issue.hpp"
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 #include "models/isa/vpu_op.hpp"
 
 namespace systolic {
-
-std::string_view vector_kind_name(VectorKind kind);                 // "rmsnorm"
-std::optional<VectorKind> parse_vector_kind(std::string_view name);  // exact, lower case
-std::vector<std::string> vector_kind_names();                        // every kind, in order
-std::string vector_kind_choices();                                   // "add, mul, ..." for messages
-
-struct VpuConfigIssue {
-  std::string field;  // the config key, "vpu.lanes"
-  std::string expected;
-  std::string got;
-  std::string message() const { return field + ": expected " + expected + ", got " + got; }
-};
 
 // Proposed chip config keys: vpu.lanes, vpu.sublanes, vpu.ops_per_cycle,
 // vpu.transcendental_ops, vpu.latency_cycles. Peak rate: lanes * sublanes * ops_per_cycle
@@ -75,7 +65,7 @@ struct VpuConfig {
   int64_t ops_per_cycle = 2;       // vector-ALU slots: vreg ops issued per cycle, [1, 64]
   int64_t transcendental_ops = 4;  // vreg ops per exp/tanh/recip/rsqrt, [1, 1024] (assumption)
   int64_t latency_cycles = 8;      // per instruction: pipeline fill + drain, [0, 1e6] (assumption)
-  std::optional<VpuConfigIssue> validate() const;
+  std::optional<ConfigIssue> validate() const;
   int64_t elements_per_cycle() const { return lanes * sublanes * ops_per_cycle; }
 };
 

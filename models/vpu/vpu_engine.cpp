@@ -21,7 +21,7 @@ VpuEngine::VpuEngine(const sc_core::sc_module_name& name, EngineId id,
 
 std::optional<std::string> VpuEngine::check(const VpuOp& op) const {
   if (op.rows < 0 || op.cols < 0)
-    return "vpu op " + std::string(vector_kind_name(op.kind)) + ": negative size " +
+    return "vpu op " + std::string(kVectorKindNames.name(op.kind)) + ": negative size " +
            std::to_string(op.rows) + "x" + std::to_string(op.cols);
   try {
     vpu_cycles(config_, op);

@@ -9,6 +9,7 @@
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
 #include "sim/trace/trace.hpp"
+#include "sim/workload/reader.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic::cli {
@@ -26,11 +27,10 @@ struct CompileOptions {
 Command add_compile_command(CLI::App& app) {
   auto opts = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand("compile", "Compile a workload for a chip into a trace file");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  cmd->add_option("-w,--workload", opts->workload, "GEMM list YAML, SCALE-Sim topology CSV or transformer model YAML")->required();
-  add_set_option(cmd, opts->overrides);
+  cmd->add_option("-w,--workload", opts->workload, "Workload file: " + workload_formats())->required();
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_option("--bucket", opts->shape.bucket, "Static shape of a transformer model: BxS (prefill) or BxL (decode)");
-  cmd->add_option("--phase", opts->shape.phase, "prefill (default) or decode, for transformer models");
+  cmd->add_option("--phase", opts->shape.phase, phase_help(opts->shape.phase));
   cmd->add_option("-o,--output", opts->output, "Trace file to write")->required();
   cmd->add_option("--chip", opts->chip, "Multi-chip configs: the chip whose program to write (default 0)")
       ->check(CLI::NonNegativeNumber);

@@ -18,8 +18,7 @@ struct ConfigOptions {
 Command add_config_command(CLI::App& app) {
   auto opts = std::make_shared<ConfigOptions>();
   auto* cmd = app.add_subcommand("config", "Print a resolved chip config as JSON, or the key reference");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  add_set_option(cmd, opts->overrides);
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_flag("--reference", opts->reference, "Print the markdown table of every config key");
   return {cmd, [opts]() {
     if (opts->reference) {

@@ -7,6 +7,7 @@
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/config/config.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/report/report.hpp"
 #include "sim/serving/replay.hpp"
 
@@ -26,8 +27,7 @@ Command add_pack_command(CLI::App& app) {
   auto o = std::make_shared<PackCliOptions>();
   PackRequest& r = o->request;
   auto* cmd = app.add_subcommand("pack", "Replay a request log through bucket shapes and packers");
-  cmd->add_option("-c,--config", o->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
-  add_set_option(cmd, o->overrides);
+  add_config_options(cmd, o->config, o->overrides);
   cmd->add_option("-m,--model", r.model, "Transformer model YAML (traces/models/)")->required();
   cmd->add_option("--requests", r.requests, "Request log CSV (Azure format or arrival_s,prompt,output)")
       ->required();
@@ -35,9 +35,9 @@ Command add_pack_command(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->required();
-  cmd->add_option("--policy", r.packer, "none | first-fit (ff) | first-fit-decreasing (ffd, default) | best-fit (bf)");
+  cmd->add_option("--policy", r.packer, packing::packer_choices(" | ") + "; default " + r.packer);
   cmd->add_option("--window", r.window_ms, "Arrival window in ms within which requests are packed together");
-  cmd->add_option("--overflow", r.overflow, "reject | split: requests longer than every bucket");
+  cmd->add_option("--overflow", r.overflow, packing::kOverflowNames.choices(" | ") + ": requests longer than every bucket");
   cmd->add_flag("--compile-new-shapes", r.compile_new_shapes, "Compile a new shape for requests that fit badly");
   cmd->add_option("--compile-stall", r.compile_stall_s, "Seconds one compilation stalls dispatch (default 30)");
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");

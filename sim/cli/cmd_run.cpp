@@ -14,6 +14,7 @@
 #include "sim/run/pipeline.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/viz/vcd_tracer.hpp"
+#include "sim/workload/transformer/shard.hpp"
 
 namespace systolic::cli {
 
@@ -21,7 +22,8 @@ std::string default_config_path() {
   return std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v4i.yaml";
 }
 
-void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides) {
+void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides) {
+  cmd->add_option("-c,--config", config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   cmd->add_option("--set", overrides, "Override a config key: key=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -44,8 +46,10 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ep", shape.ep, "Expert-parallel degree of a MoE transformer: 1 or the chip count (with --tp)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--routing", shape.routing, "MoE token routing with --ep: uniform (default) or skewed (Zipf)")
-      ->check(CLI::IsMember({"uniform", "skewed"}));
+  cmd->add_option("--routing", shape.routing,
+                  "MoE token routing with --ep: " + transformer::kRoutingNames.choices(" or ") + " (Zipf), default " +
+                      shape.routing)
+      ->check(CLI::IsMember(transformer::kRoutingNames.names()));
   cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
   // Mixed precision of a transformer model (docs/precision.md), over its file's types.
@@ -57,9 +61,8 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
 Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   add_program_source_options(cmd, opts->source);
-  add_set_option(cmd, opts->overrides);
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_option("-o,--outdir", opts->outdir, "Directory for report.json (default: out)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary table");
   cmd->add_option("--vcd", opts->vcd,

@@ -35,9 +35,8 @@ Command add_viz_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "viz", "Write an HTML page that plays back the PE grid cycle by cycle (exact model, arrays "
              "up to 32x32)");
-  cmd->add_option("-c,--config", opts->config, "Chip config YAML (default: configs/tpu-v4i.yaml)");
   add_program_source_options(cmd, opts->source);
-  add_set_option(cmd, opts->overrides);
+  add_config_options(cmd, opts->config, opts->overrides);
   cmd->add_option("--layer", opts->layer, "Show only this layer's instructions");
   cmd->add_option("--cycles", opts->cycles,
                   "Show run cycles A to B-1 (A:B; A: and :B leave one end open)");

@@ -37,10 +37,13 @@ Command add_viz_command(CLI::App& app);
 // Shared by run and viz.
 void add_program_source_options(CLI::App* cmd, ProgramSource& source);
 
+// Help of --phase: "prefill or decode (default prefill), for transformer models".
+std::string phase_help(const std::string& default_phase);
+
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 
-// `--set key=value`, repeatable; shared by every command that loads a config.
-void add_set_option(CLI::App* cmd, std::vector<std::string>& overrides);
+// `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
+void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);
 
 }  // namespace systolic::cli

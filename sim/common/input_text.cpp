@@ -1,7 +1,11 @@
 #include "sim/common/input_text.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
+
+#include "models/common/error.hpp"
 
 namespace systolic {
 
@@ -33,6 +37,17 @@ std::string describe_yaml(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a map";
   return "'" + node.Scalar() + "'";
+}
+
+void fail(const std::string& path, int64_t line, const std::string& message) {
+  if (line > 0) throw InputError(fmt::format("{}:{}: {}", path, line, message));
+  throw InputError(fmt::format("{}: {}", path, message));
+}
+
+void require_yaml_map(const YAML::Node& root, const std::string& path, const std::string& empty,
+                      const std::string& expected) {
+  if (!root || root.IsNull()) fail(path, 0, empty);
+  if (!root.IsMap()) fail(path, yaml_line(root, 1), expected + ", got " + describe_yaml(root));
 }
 
 }  // namespace systolic

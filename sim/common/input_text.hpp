@@ -20,4 +20,13 @@ int64_t yaml_line(const YAML::Node& node, int64_t fallback);
 // "nothing", "a list", "a map" or the quoted scalar: what was found instead.
 std::string describe_yaml(const YAML::Node& node);
 
+// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message"):
+// how every reader of a user's file reports a problem.
+[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+
+// A YAML document's root must be a map: fails with "path: <empty>" for an empty document and
+// "path:line: <expected>, got <what it is>" for anything else.
+void require_yaml_map(const YAML::Node& root, const std::string& path, const std::string& empty,
+                      const std::string& expected);
+
 }  // namespace systolic

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
-#include "sim/config/config.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {

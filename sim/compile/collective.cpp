@@ -1,5 +1,7 @@
 #include "sim/compile/collective.hpp"
 
+#include "sim/compile/collective_algorithm.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,18 +27,7 @@ std::pair<uint64_t, uint64_t> part(uint64_t total, uint64_t parts, uint64_t j) {
 
 uint64_t mod(int64_t a, int64_t n) { return static_cast<uint64_t>(((a % n) + n) % n); }
 
-// One ring phase (reduce-scatter or all-gather) over `members`, in each direction of `dirs`
-// at once, each direction carrying its share of `bytes`.
-struct RingPhase {
-  std::vector<int> members;  // ring order
-  size_t rank = 0;           // this chip's position
-  uint64_t bytes = 0;        // data on the ring (reduce-scatter: the input; all-gather: the result)
-  bool reduce = false;       // reduce-scatter (adds on the VPU) or all-gather
-  bool after_reduce = false; // all-gather of the blocks a reduce-scatter just left
-  std::vector<int> dirs;     // +1: to the next member; -1: to the previous
-};
-
-class Lowering {
+class Lowering final : public RingEmitter {
  public:
   Lowering(CollectiveTarget& t, const CollectiveWork& c, int layer)
       : t_(t), c_(c), layer_(layer), ici_(stream_of(t.program, {EngineKind::ici, 0})) {
@@ -45,7 +36,7 @@ class Lowering {
 
   // Emits the phase's steps; each step's messages wait for `before` (step 0) or for the
   // step before; returns the conditions that hold once this chip has all it receives.
-  std::vector<SemWait> ring(const RingPhase& ph, std::vector<SemWait> before) {
+  std::vector<SemWait> ring(const RingPhase& ph, std::vector<SemWait> before) override {
     const int64_t n = static_cast<int64_t>(ph.members.size());
     if (n < 2) return before;
     const uint64_t w = dtype_storage_bytes(c_.dtype, 1);  // the readers reject int4 here: whole bytes
@@ -159,6 +150,18 @@ class Lowering {
 
 }  // namespace
 
+std::vector<SemWait> WholeRing::lower(RingEmitter& emit, const CollectiveStep& step,
+                                      std::vector<SemWait> ready) const {
+  const CollectiveWork& c = step.work;
+  const auto order = step.topology.ring_order();
+  const size_t rank = static_cast<size_t>(std::find(order.begin(), order.end(), step.chip) - order.begin());
+  const bool rs = c.kind != CollectiveKind::all_gather, ag = c.kind != CollectiveKind::reduce_scatter;
+  std::vector<SemWait> done = std::move(ready);
+  if (rs) done = emit.ring({order, rank, c.bytes, true, false, dirs_}, done);
+  if (ag) done = emit.ring({order, rank, c.bytes, false, rs, dirs_}, done);
+  return done;
+}
+
 uint64_t collective_hbm_bytes(const CollectiveWork& c) {
   uint64_t sent = c.bytes;
   if (!c.send_bytes.empty()) {
@@ -181,9 +184,8 @@ Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Pro
     throw InputError(fmt::format("{}: collective '{}': {} send sizes for {} chips", c.source, c.name,
                                  c.send_bytes.size(), topo.chips()));
 
+  const CollectiveAlgorithm& algorithm = CollectiveRegistry::instance().get(ici.algorithm, "key 'ici.algorithm'");
   Lowering low(t, c, layer);
-  const auto order = topo.ring_order();
-  const size_t rank = static_cast<size_t>(std::find(order.begin(), order.end(), t.chip) - order.begin());
   std::vector<SemWait> done;
   for (int64_t instance = 0; instance < c.repeat; ++instance, low.next_instance()) {
     // What instance i's first messages wait for: instance i of the input (all of it when the
@@ -191,40 +193,10 @@ Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Pro
     Instruction probe{IciOp{}, layer, {}, {}};
     input.add_wait(probe, instance, c.repeat);
     std::vector<SemWait> ready = probe.waits;
-    if (c.kind == CollectiveKind::all_to_all) {
+    if (c.kind == CollectiveKind::all_to_all)
       done = low.all_to_all(topo, static_cast<size_t>(t.chip), ready);
-    } else if (ici.algorithm != CollectiveAlgorithm::torus) {
-      const std::vector<int> dirs = ici.algorithm == CollectiveAlgorithm::ring ? std::vector<int>{+1}
-                                                                               : std::vector<int>{+1, -1};
-      const bool rs = c.kind != CollectiveKind::all_gather, ag = c.kind != CollectiveKind::reduce_scatter;
-      done = ready;
-      if (rs) done = low.ring({order, rank, c.bytes, true, false, dirs}, done);
-      if (ag) done = low.ring({order, rank, c.bytes, false, rs, dirs}, done);
-    } else {
-      // Dimension by dimension: reduce-scatter along x, then y, ... (each on what the one before
-      // left), all-gather back in reverse order.
-      const auto& dims = topo.dims();
-      const auto line_rank = [&](size_t d) {
-        const auto line = topo.line(t.chip, d);
-        return std::pair{line, static_cast<size_t>(std::find(line.begin(), line.end(), t.chip) - line.begin())};
-      };
-      done = ready;
-      uint64_t bytes = c.bytes;
-      if (c.kind != CollectiveKind::all_gather)
-        for (size_t d = 0; d < dims.size(); ++d) {
-          const auto [line, r] = line_rank(d);
-          done = low.ring({line, r, bytes, true, false, {+1, -1}}, done);
-          bytes /= static_cast<uint64_t>(dims[d]);
-        }
-      if (c.kind != CollectiveKind::reduce_scatter) {
-        if (c.kind == CollectiveKind::all_gather) bytes = c.bytes / static_cast<uint64_t>(topo.chips());
-        for (size_t d = dims.size(); d-- > 0;) {
-          bytes *= static_cast<uint64_t>(dims[d]);
-          const auto [line, r] = line_rank(d);
-          done = low.ring({line, r, bytes, false, c.kind == CollectiveKind::all_reduce, {+1, -1}}, done);
-        }
-      }
-    }
+    else
+      done = algorithm.lower(low, {c, topo, t.chip}, ready);
   }
   Producer out;
   out.also = done;

@@ -1,10 +1,8 @@
 #pragma once
 // Lowering collectives (sim/workload/workload.hpp CollectiveWork) to one chip's ICI messages and VPU
-// additions; messages move HBM to HBM (docs/interconnect.md has the algorithms):
-//   ring        one ring through every chip (Topology::ring_order), n - 1 steps per phase
-//   bidir_ring  the same ring both ways at once, half the data each way
-//   torus       dimension by dimension, a bidirectional ring along each line of the torus
-// all_reduce = reduce_scatter, then all_gather; all_to_all sends each member its share
+// additions; messages move HBM to HBM (docs/interconnect.md has the algorithms). The algorithm
+// `ici.algorithm` names is one registered in sim/compile/collectives/ (ring, bidir_ring,
+// torus); all_reduce = reduce_scatter, then all_gather; all_to_all sends each member its share
 // directly (dimension-order routed), whatever the algorithm.
 #include <cstdint>
 #include <functional>

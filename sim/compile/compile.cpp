@@ -26,7 +26,7 @@ MxuOperands operands_of(const ChipConfig& config, const Gemm& g) {
   auto ops = mxu_operands(a, b);
   if (const auto* why = std::get_if<std::string>(&ops))
     throw InputError(fmt::format("{}: GEMM '{}': operands {} x {}: {} (types not given default to mxu.dtype = {})",
-                                 g.source, g.name, dtype_name(a), dtype_name(b), *why, dtype_name(config.mxu.dtype)));
+                                 g.source, g.name, kDTypeNames.name(a), kDTypeNames.name(b), *why, kDTypeNames.name(config.mxu.dtype)));
   return std::get<MxuOperands>(ops);
 }
 

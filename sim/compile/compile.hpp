@@ -6,8 +6,8 @@
 // program serves both memory modes: memory.ideal only changes how its transfers are timed.
 #include <vector>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
-#include "sim/config/config.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {

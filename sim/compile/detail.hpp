@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
 #include "models/mxu/operands.hpp"
-#include "sim/config/config.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic::compile_detail {

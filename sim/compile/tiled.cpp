@@ -82,7 +82,7 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
   const int64_t copies = cap.count, wcap = cap.weights, vcap = cap.vmem, acap = cap.acc;
   const auto fail = [&](const std::string& why) {
     throw InputError(fmt::format("{}: layer '{}' ({}x{}x{} {}): no tiling fits: {}", g.source, g.name, g.m,
-                                 g.k, g.n, dtype_name(ww.ops.compute), why));
+                                 g.k, g.n, kDTypeNames.name(ww.ops.compute), why));
   };
   if (g.k * a > vcap)
     fail(fmt::format("one row of activations (K={} x {} B) needs {} B of vmem{}, but sram.vmem_bytes = {}",

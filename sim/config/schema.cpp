@@ -8,6 +8,7 @@
 
 #include "models/common/error.hpp"
 #include "models/mxu/dataflow.hpp"
+#include "sim/compile/collective_algorithm.hpp"
 #include "sim/config/schema_energy.hpp"
 #include "sim/config/schema_ici.hpp"
 #include "sim/config/schema_memory.hpp"
@@ -15,17 +16,10 @@
 
 namespace systolic {
 namespace {
-// The types the MXU multiplies, from the one dtype table (int4 is storage only).
-std::vector<std::pair<std::string, DType>> mxu_dtype_choices() {
-  std::vector<std::pair<std::string, DType>> out;
-  for (size_t t = 0; t < kMxuDTypes; ++t) out.emplace_back(dtype_name(static_cast<DType>(t)), static_cast<DType>(t));
-  return out;
-}
-
-// The registered dataflows (models/mxu/dataflow/*.cpp).
-std::vector<std::pair<std::string, DataflowKind>> dataflow_choices_for_schema() {
-  std::vector<std::pair<std::string, DataflowKind>> out;
-  for (const Dataflow* d : dataflows()) out.emplace_back(std::string(d->name()), d->kind());
+// The registered dataflows (models/mxu/dataflow/*.cpp), in the (value, name) form choice_key takes.
+std::vector<std::pair<DataflowKind, std::string>> registered_dataflows() {
+  std::vector<std::pair<DataflowKind, std::string>> out;
+  for (const Dataflow* d : dataflows()) out.emplace_back(d->kind(), std::string(d->name()));
   return out;
 }
 }  // namespace
@@ -43,19 +37,18 @@ const std::vector<ConfigKey>& config_schema() {
                   "C: array columns; N maps onto them under mxu.dataflow ws and os, M under is."),
       integer_key("mxu.count", [](auto& c) -> auto& { return c.mxu.count; }, 1, 1024, "",
                   "MXUs per chip; a GEMM's column folds are split between them."),
-      enum_key<MxuModel>("mxu.model", [](auto& c) -> auto& { return c.mxu.model; },
-                         {{"exact", MxuModel::exact}, {"fast", MxuModel::fast}},
+      enum_key("mxu.model", [](auto& c) -> auto& { return c.mxu.model; }, kMxuModelNames,
                          "exact: PE grid stepped every cycle with real values; fast: closed form."),
-      enum_key<Convention>("mxu.convention", [](auto& c) -> auto& { return c.mxu.convention; },
-                           {{"tpu", Convention::tpu}, {"scalesim", Convention::scalesim}},
+      enum_key("mxu.convention", [](auto& c) -> auto& { return c.mxu.convention; }, kConventionNames,
                            "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
                            "scalesim reproduces SCALE-Sim v2."),
-      enum_key<DataflowKind>("mxu.dataflow", [](auto& c) -> auto& { return c.mxu.dataflow; },
-                             dataflow_choices_for_schema(),
-                             "Which operand stays in the array (docs/mxu.md): ws weights (K x N), "
-                             "os outputs (M x N), is inputs (K x M); the others stream."),
-      enum_key<DType>("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; }, mxu_dtype_choices(),
-                      "Operand type; int8 accumulates in int32, floats in fp32."),
+      choice_key("mxu.dataflow", [](auto& c) -> auto& { return c.mxu.dataflow; }, registered_dataflows(),
+                 "Which operand stays in the array (docs/mxu.md): ws weights (K x N), "
+                 "os outputs (M x N), is inputs (K x M); the others stream."),
+      // The types the MXU multiplies: the first kMxuDTypes of the table (int4 is storage only).
+      choice_key("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; },
+                 std::vector(kDTypeNames.entries().begin(), kDTypeNames.entries().begin() + kMxuDTypes),
+                 "Operand type; int8 accumulates in int32, floats in fp32."),
       integer_key("mxu.seed", [](auto& c) -> auto& { return c.mxu.seed; }, 0,
                   std::numeric_limits<int64_t>::max(), "",
                   "Seed of the operand values the exact model computes on."),
@@ -75,9 +68,19 @@ const std::vector<ConfigKey>& config_schema() {
 }
 
 namespace {
-template <class Issue>
-[[noreturn]] void reject(const std::string& prefix, const Issue& bad) {
+[[noreturn]] void reject(const std::string& prefix, const ConfigIssue& bad) {
   throw InputError(fmt::format("key '{}{}': expected {}, got {}", prefix, bad.field, bad.expected, bad.got));
+}
+
+// The collective algorithm can run on this interconnect; else the ones that can.
+void check_algorithm(const IciConfig& ici) {
+  const auto& algorithms = compile_detail::CollectiveRegistry::instance();
+  const auto why = algorithms.get(ici.algorithm, "key 'ici.algorithm'").unsupported(ici);
+  if (!why) return;
+  std::string can;
+  for (const auto& e : algorithms.entries())
+    if (!e.impl->unsupported(ici)) can += (can.empty() ? "" : " or ") + e.name;
+  throw InputError(fmt::format("key 'ici.algorithm': expected {} on {}, got {}", can, *why, ici.algorithm));
 }
 }  // namespace
 
@@ -87,6 +90,7 @@ void validate_config(const ChipConfig& config) {
   if (auto bad = config.dma.engine.validate()) reject("", *bad);
   if (auto bad = config.vpu.validate()) reject("", *bad);
   if (auto bad = config.ici.validate()) reject("ici.", *bad);
+  check_algorithm(config.ici);
   if (config.dma.engine.request_bytes % config.hbm.burst_bytes() != 0)
     throw InputError(fmt::format("key 'dma.request_bytes': expected a multiple of the HBM burst ({} B), got {}",
                                  config.hbm.burst_bytes(), config.dma.engine.request_bytes));
@@ -106,7 +110,7 @@ void validate_config(const ChipConfig& config) {
     if (need > pad->capacity_bytes)
       throw InputError(fmt::format(
           "key '{}': {} is smaller than one tile of a {}x{} {} array ({} with dma.double_buffer={})",
-          pad->key("bytes"), format_bytes(pad->capacity_bytes), r, c, dtype_name(config.mxu.dtype),
+          pad->key("bytes"), format_bytes(pad->capacity_bytes), r, c, kDTypeNames.name(config.mxu.dtype),
           format_bytes(need), config.dma.double_buffer));
 }
 

@@ -14,7 +14,7 @@ std::vector<ConfigKey> energy_keys() {
   pj("energy.tech_scale", [](auto& c) -> auto& { return c.energy.tech_scale; }, "",
      "Multiplies every dynamic energy below (45 nm values; e.g. ~0.3 for 7 nm).");
   for (size_t t = 0; t < kMxuDTypes; ++t) {  // int4 never reaches the MXU: no MAC energy
-    const std::string name(dtype_name(static_cast<DType>(t)));
+    const std::string name(kDTypeNames.name(static_cast<DType>(t)));
     pj("energy.mac_" + name + "_pj", [t](auto& c) -> auto& { return c.energy.mac_pj[t]; }, "pJ",
        "One " + name + " multiply-accumulate (multiplier + accumulator adder).");
   }

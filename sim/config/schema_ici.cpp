@@ -1,6 +1,7 @@
 // Config keys of the inter-chip interconnect (docs/interconnect.md).
 #include "sim/config/schema_ici.hpp"
 
+#include "sim/compile/collective_algorithm.hpp"
 #include "sim/config/values.hpp"
 
 namespace systolic {
@@ -28,12 +29,7 @@ std::vector<int64_t> parse_dims(const std::string& text) {
 std::vector<ConfigKey> ici_keys() {
   using namespace config_values;
   std::vector<ConfigKey> k;
-  k.push_back(enum_key<IciTopologyKind>(
-      "ici.topology", [](auto& c) -> auto& { return c.ici.topology; },
-      {{"none", IciTopologyKind::none},
-       {"ring", IciTopologyKind::ring},
-       {"torus2d", IciTopologyKind::torus2d},
-       {"torus3d", IciTopologyKind::torus3d}},
+  k.push_back(enum_key("ici.topology", [](auto& c) -> auto& { return c.ici.topology; }, kIciTopologyNames,
       "How the chips are wired; none: a single chip. Every dimension wraps around."));
   ConfigKey dims{"ici.dims", "chips per dimension joined by 'x' (8, 2x4, 4x4x4)", "chips",
                  "Chips along each dimension; their product is the system's chip count.",
@@ -48,13 +44,10 @@ std::vector<ConfigKey> ici_keys() {
                           "ICI ports per chip; the topology uses two per dimension longer than one chip."));
   k.push_back(size_key("ici.chunk_bytes", [](auto& c) -> auto& { return c.ici.chunk_bytes; }, 1,
                        "Messages cross the network in chunks of this size (cut-through per chunk)."));
-  k.push_back(enum_key<CollectiveAlgorithm>(
+  k.push_back(registry_key<compile_detail::CollectiveAlgorithm>(
       "ici.algorithm", [](auto& c) -> auto& { return c.ici.algorithm; },
-      {{"ring", CollectiveAlgorithm::ring},
-       {"bidir_ring", CollectiveAlgorithm::bidir_ring},
-       {"torus", CollectiveAlgorithm::torus}},
-      "How the compiler lowers collectives: one ring over every chip, the same ring both ways "
-      "(half the data each), or dimension by dimension (a bidirectional ring per torus line)."));
+      "How the compiler lowers collectives: " +
+          compile_detail::CollectiveRegistry::instance().described() + "."));
   return k;
 }
 

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "models/hbm/dram_standard.hpp"
 #include "sim/config/values.hpp"
 
 namespace systolic {
@@ -10,17 +11,14 @@ namespace systolic {
 std::vector<ConfigKey> memory_keys() {
   using namespace config_values;
   std::vector<ConfigKey> k;
-  ConfigKey preset = string_key("hbm.preset", [](auto& c) -> auto& { return c.hbm_preset; },
-                                "Starting point for every hbm.* key: hbm2 (614 GB/s, TPU v4i), "
-                                "hbm2e (2765 GB/s, TPU v5p), ddr3 (34 GB/s, TPU v1). Keys given "
-                                "beside it refine the preset.");
-  preset.kind = "one of hbm2, hbm2e, ddr3";
-  preset.set = [](ChipConfig& c, const YAML::Node& n) {
-    const std::string text = scalar_text(n);
-    auto p = hbm_preset(text);
-    if (!p || text.rfind("tpu-", 0) == 0) expected("one of hbm2, hbm2e, ddr3", text);
-    c.hbm_preset = text;
-    c.hbm = *p;
+  ConfigKey preset = registry_key<DramStandard>("hbm.preset", [](auto& c) -> auto& { return c.hbm_preset; },
+                                                "Starting point for every hbm.* key: " +
+                                                    DramRegistry::instance().described() +
+                                                    ". Keys given beside it refine the preset.");
+  const auto set_name = preset.set;
+  preset.set = [set_name](ChipConfig& c, const YAML::Node& n) {
+    set_name(c, n);
+    c.hbm = DramRegistry::instance().find(c.hbm_preset)->impl->config;
   };
   preset.first = true;
   k.push_back(preset);

@@ -2,8 +2,10 @@
 // Builders for ConfigKey: one per kind of value. Each parses a YAML scalar strictly (no
 // silent conversions: "12abc" is not an integer, "yes" is not a boolean) and range-checks it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -12,26 +14,18 @@
 #include <utility>
 #include <vector>
 
+#include "models/common/names.hpp"
+#include "models/common/registry.hpp"
+#include "models/common/suggest.hpp"
+#include "sim/common/scalars.hpp"
 #include "sim/config/schema.hpp"
 
 namespace systolic::config_values {
 
-inline std::string scalar_text(const YAML::Node& node) {
-  if (!node.IsScalar()) throw std::invalid_argument("expected a single value, got a list or map");
-  return node.Scalar();
-}
-
-[[noreturn]] inline void expected(const std::string& kind, const std::string& got) {
-  throw std::invalid_argument(fmt::format("expected {}, got '{}'", kind, got));
-}
-
-inline long double parse_number(const std::string& text, const std::string& kind) {
-  if (text.empty()) expected(kind, text);
-  char* end = nullptr;
-  const long double v = std::strtold(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(static_cast<double>(v))) expected(kind, text);
-  return v;
-}
+using scalars::expected;
+using scalars::parse_bytes;
+using scalars::parse_number;
+using scalars::scalar_text;
 
 template <class Ref>
 ConfigKey string_key(std::string path, Ref ref, std::string doc) {
@@ -82,26 +76,6 @@ ConfigKey bool_key(std::string path, Ref ref, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
-// Bytes: a plain integer, or a number with a unit: B, KiB, MiB, GiB, TiB (binary) or
-// kB, MB, GB, TB (decimal); "16 MiB", "512KiB", "1.5 GiB" (must come to whole bytes).
-inline uint64_t parse_bytes(const std::string& text, const std::string& kind) {
-  static const std::vector<std::pair<std::string, long double>> units = {
-      {"TiB", 1099511627776.0L}, {"GiB", 1073741824.0L}, {"MiB", 1048576.0L}, {"KiB", 1024.0L},
-      {"TB", 1e12L}, {"GB", 1e9L}, {"MB", 1e6L}, {"kB", 1e3L}, {"B", 1.0L}};
-  std::string number = text;
-  long double scale = 1;
-  for (const auto& [unit, factor] : units)
-    if (text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0) {
-      number = text.substr(0, text.size() - unit.size());
-      while (!number.empty() && number.back() == ' ') number.pop_back();
-      scale = factor;
-      break;
-    }
-  const long double v = parse_number(number, kind) * scale;
-  if (v < 0 || v != std::floor(v) || v > 1.8e19L) expected(kind, text);
-  return static_cast<uint64_t>(v);
-}
-
 template <class Ref>
 ConfigKey size_key(std::string path, Ref ref, uint64_t lo, std::string doc) {
   const std::string kind = fmt::format("a size >= {} B, e.g. 16 MiB", lo);
@@ -115,23 +89,51 @@ ConfigKey size_key(std::string path, Ref ref, uint64_t lo, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
-template <class E, class Ref>
-ConfigKey enum_key(std::string path, Ref ref, std::vector<std::pair<std::string, E>> choices,
-                   std::string doc) {
-  std::string kind = "one of ";
-  for (size_t i = 0; i < choices.size(); ++i) kind += (i ? ", " : "") + choices[i].first;
+// One of the names `choices` lists: an enum's name table, or a subset of it
+// (NameTable::entries()), e.g. the dtypes the MXU multiplies.
+template <class Ref, class Entries>
+ConfigKey choice_key(std::string path, Ref ref, const Entries& choices, std::string doc) {
+  using E = std::decay_t<decltype(choices.begin()->first)>;
+  std::vector<std::pair<E, std::string>> list;
+  for (const auto& [value, name] : choices) list.emplace_back(value, std::string(name));
+  std::vector<std::string> names;
+  for (const auto& entry : list) names.push_back(entry.second);
+  const std::string kind = "one of " + fmt::format("{}", fmt::join(names, ", "));
   return {std::move(path), kind, "", std::move(doc),
-          [ref, choices, kind](ChipConfig& c, const YAML::Node& n) {
+          [ref, list, names, kind](ChipConfig& c, const YAML::Node& n) {
             const std::string text = scalar_text(n);
-            for (const auto& [name, value] : choices)
+            for (const auto& [value, name] : list)
               if (name == text) return void(ref(c) = value);
-            expected(kind, text);
+            expected(kind, text, names);
           },
-          [ref, choices](const ChipConfig& c) {
-            for (const auto& [name, value] : choices)
+          [ref, list](const ChipConfig& c) {
+            for (const auto& [value, name] : list)
               if (value == ref(c)) return nlohmann::ordered_json(name);
             return nlohmann::ordered_json();
           }};
+}
+
+template <class Ref, class E, size_t N>
+ConfigKey enum_key(std::string path, Ref ref, const NameTable<E, N>& names, std::string doc) {
+  return choice_key(std::move(path), ref, names.entries(), std::move(doc));
+}
+
+// The name of an implementation registered in `Registry<Interface>` (its primary name, not an
+// alias), kept as text: the registry resolves it where it is used.
+template <class Interface, class Ref>
+ConfigKey registry_key(std::string path, Ref ref, std::string doc) {
+  const std::vector<std::string> names = Registry<Interface>::instance().names();
+  // Implementations register during static initialisation; a schema built before that (a
+  // static object calling config_schema()) would accept nothing.
+  if (names.empty()) throw std::logic_error(path + ": registry used before its implementations registered");
+  const std::string kind = "one of " + Registry<Interface>::instance().choices();
+  return {std::move(path), kind, "", std::move(doc),
+          [ref, names, kind](ChipConfig& c, const YAML::Node& n) {
+            const std::string text = scalar_text(n);
+            if (std::find(names.begin(), names.end(), text) == names.end()) expected(kind, text, names);
+            ref(c) = text;
+          },
+          [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
 }  // namespace systolic::config_values

@@ -1,44 +1,23 @@
-// The four packers: items of a window into lanes of one length (docs/packing.md, "Packers").
-// first-fit uses a max segment tree over the lanes' free room, best-fit an ordered set, so a
-// window of n items costs O(n log n) whatever its size.
+// Lanes, and what the packers of sim/packing/packers/ share: pack_lanes (checks the items,
+// then runs the registered packer the options name), append, and the packers' names.
 #include <algorithm>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "sim/packing/packer.hpp"
+#include "models/common/suggest.hpp"
+#include "sim/packing/bin_packer.hpp"
 
 namespace systolic::packing {
 namespace {
 
-// Leftmost lane whose free room is >= need, over lanes 0..n-1 (unopened lanes have room 0).
-class FirstFitTree {
- public:
-  explicit FirstFitTree(size_t n) {
-    size_ = 1;
-    while (size_ < std::max<size_t>(n, 1)) size_ *= 2;
-    tree_.assign(2 * size_, 0);
-  }
-  void set(size_t lane, int64_t room) {
-    size_t i = lane + size_;
-    tree_[i] = room;
-    for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
-  }
-  int64_t room(size_t lane) const { return tree_[lane + size_]; }
-  // -1 when no lane has room.
-  int64_t find(int64_t need) const {
-    if (tree_[1] < need) return -1;
-    size_t i = 1;
-    while (i < size_) i = tree_[2 * i] >= need ? 2 * i : 2 * i + 1;
-    return static_cast<int64_t>(i - size_);
-  }
+// "first-fit (ff)": a packer's name with its short form, the first alias.
+std::string label(const PackerRegistry::Entry& e) {
+  return e.aliases.empty() ? e.name : e.name + " (" + e.aliases.front() + ")";
+}
 
- private:
-  size_t size_ = 1;
-  std::vector<int64_t> tree_;
-};
+}  // namespace
 
 void append(Lane& lane, const Item& item) {
   Segment s;
@@ -51,45 +30,19 @@ void append(Lane& lane, const Item& item) {
   lane.segments.push_back(s);
 }
 
-std::vector<Lane> first_fit(const std::vector<const Item*>& order, int64_t lane_length) {
-  std::vector<Lane> lanes;
-  FirstFitTree tree(order.size());
-  for (const Item* item : order) {
-    int64_t k = tree.find(item->tokens);
-    if (k < 0) {
-      k = static_cast<int64_t>(lanes.size());
-      lanes.emplace_back();
-      tree.set(static_cast<size_t>(k), lane_length);
-    }
-    append(lanes[static_cast<size_t>(k)], *item);
-    tree.set(static_cast<size_t>(k), tree.room(static_cast<size_t>(k)) - item->tokens);
-  }
-  return lanes;
+std::string packer_choices(std::string_view separator) {
+  std::string choices;
+  for (const auto& e : PackerRegistry::instance().entries())
+    choices += (choices.empty() ? "" : std::string(separator)) + label(e);
+  return choices;
 }
 
-std::vector<Lane> best_fit(const std::vector<const Item*>& order, int64_t lane_length) {
-  std::vector<Lane> lanes;
-  std::set<std::pair<int64_t, size_t>> room;  // (free room, lane): tightest, then oldest
-  for (const Item* item : order) {
-    auto it = room.lower_bound({item->tokens, 0});
-    size_t k;
-    int64_t left;
-    if (it == room.end()) {
-      k = lanes.size();
-      lanes.emplace_back();
-      left = lane_length;
-    } else {
-      k = it->second;
-      left = it->first;
-      room.erase(it);
-    }
-    append(lanes[k], *item);
-    room.insert({left - item->tokens, k});
-  }
-  return lanes;
+std::string packer_name(std::string_view name, const std::string& what) {
+  const auto& packers = PackerRegistry::instance();
+  if (const auto* e = packers.find(name)) return e->name;
+  throw InputError(fmt::format("{} '{}': expected one of {}{}", what, name, packer_choices(", "),
+                               did_you_mean(name, packers.names())));
 }
-
-}  // namespace
 
 int64_t Lane::used() const {
   return segments.empty() ? 0 : segments.back().offset + segments.back().tokens;
@@ -101,7 +54,7 @@ std::vector<int64_t> Lane::cu_seqlens() const {
   return cu;
 }
 
-std::vector<Lane> pack_lanes(const std::vector<Item>& items, int64_t lane_length, Packer packer) {
+std::vector<Lane> pack_lanes(const std::vector<Item>& items, int64_t lane_length, std::string_view packer) {
   if (lane_length < 1) throw std::invalid_argument("pack_lanes: lane_length must be positive");
   std::vector<const Item*> order;
   order.reserve(items.size());
@@ -112,22 +65,7 @@ std::vector<Lane> pack_lanes(const std::vector<Item>& items, int64_t lane_length
           lane_length));
     order.push_back(&item);
   }
-  switch (packer) {
-    case Packer::none: {
-      std::vector<Lane> lanes(items.size());
-      for (size_t i = 0; i < items.size(); ++i) append(lanes[i], items[i]);
-      return lanes;
-    }
-    case Packer::first_fit:
-      return first_fit(order, lane_length);
-    case Packer::first_fit_decreasing:
-      std::stable_sort(order.begin(), order.end(),
-                       [](const Item* a, const Item* b) { return a->tokens > b->tokens; });
-      return first_fit(order, lane_length);
-    case Packer::best_fit:
-      return best_fit(order, lane_length);
-  }
-  throw std::invalid_argument("pack_lanes: unknown packer");
+  return PackerRegistry::instance().get(packer, "packer").pack(order, lane_length);
 }
 
 }  // namespace systolic::packing

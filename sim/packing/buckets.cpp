@@ -23,11 +23,6 @@ using detail::fail;
 
 const std::vector<std::string> kKeys{"name", "prefill", "decode"};
 
-int64_t line_of(const YAML::Node& node, int64_t fallback) {
-  const int line = node.Mark().line;
-  return line >= 0 ? line + 1 : fallback;
-}
-
 std::string describe(const YAML::Node& node) {
   if (!node || node.IsNull()) return "nothing";
   if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
@@ -55,10 +50,10 @@ class Reader {
     const std::string expected =
         "expected a map with keys 'prefill' (a list of [B, S]) and 'decode' (a list of [B, L])";
     if (!root || root.IsNull()) fail(path_, 0, "empty bucket set; " + expected);
-    if (!root.IsMap()) fail(path_, line_of(root, 1), expected + ", got " + describe(root));
+    if (!root.IsMap()) fail(path_, yaml_line(root, 1), expected + ", got " + describe(root));
     std::set<std::string> seen;
     for (const auto& entry : root) {
-      const int64_t line = line_of(entry.first, 1);
+      const int64_t line = yaml_line(entry.first, 1);
       if (!entry.first.IsScalar())
         fail(path_, line, "expected a key (name, prefill or decode), got " + describe(entry.first));
       const std::string key = entry.first.Scalar();
@@ -69,7 +64,7 @@ class Reader {
       if (!seen.insert(key).second) fail(path_, line, fmt::format("duplicate key '{}'", key));
       if (key == "name") {
         if (!entry.second.IsScalar() || entry.second.Scalar().empty())
-          fail(path_, line_of(entry.second, line),
+          fail(path_, yaml_line(entry.second, line),
                "key 'name': expected a non-empty string, got " + describe(entry.second));
         set.name = entry.second.Scalar();
       } else if (key == "prefill") {
@@ -80,7 +75,7 @@ class Reader {
     }
     for (const ListSpec* spec : {&kPrefill, &kDecode}) {
       if (!seen.count(spec->key))
-        fail(path_, line_of(root, 1),
+        fail(path_, yaml_line(root, 1),
              fmt::format("missing key '{}' (a non-empty list of {} buckets, e.g. {}: [[1, 2048]])",
                          spec->key, spec->entry, spec->key));
     }
@@ -89,7 +84,7 @@ class Reader {
 
  private:
   std::vector<Bucket> read_list(const YAML::Node& list, int64_t key_line, const ListSpec& spec) {
-    const int64_t line = line_of(list, key_line);
+    const int64_t line = yaml_line(list, key_line);
     if (!list.IsSequence() || list.size() == 0)
       fail(path_, line,
            fmt::format("key '{}': expected a non-empty list of {} buckets, e.g. [[1, 2048], "
@@ -98,7 +93,7 @@ class Reader {
     std::vector<Bucket> out;
     std::map<Shape, int64_t> seen;
     for (const auto& e : list) {
-      const int64_t eline = line_of(e, line);
+      const int64_t eline = yaml_line(e, line);
       if (!e.IsSequence() || e.size() != 2)
         fail(path_, eline,
              fmt::format("key '{}': each bucket must be a list of two integers {}, got {}{}",
@@ -122,7 +117,7 @@ class Reader {
 
   int64_t positive(const YAML::Node& v, int64_t line, const ListSpec& spec, const char* what,
                    int64_t max) {
-    const int64_t at = line_of(v, line);
+    const int64_t at = yaml_line(v, line);
     const std::string expected = fmt::format("key '{}': {} of a {} bucket must be an integer in "
                                              "[1, {}]",
                                              spec.key, what, spec.entry, max);

@@ -10,10 +10,6 @@
 
 namespace systolic::packing::detail {
 
-void fail(const std::string& path, int64_t line, const std::string& message) {
-  if (line > 0) throw InputError(fmt::format("{}:{}: {}", path, line, message));
-  throw InputError(fmt::format("{}: {}", path, message));
-}
 
 
 

@@ -10,8 +10,7 @@
 
 namespace systolic::packing::detail {
 
-// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
-[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+using systolic::fail;  // sim/common/input_text.hpp
 
 
 

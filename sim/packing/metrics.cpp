@@ -218,9 +218,9 @@ nlohmann::ordered_json to_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["packing_schema"] = kPackingSchemaVersion;
   j["bucket_set"] = s.bucket_set;
-  j["packer"] = to_string(s.packer);
+  j["packer"] = s.packer;
   j["window_ms"] = s.window_ms;
-  j["overflow"] = to_string(s.overflow);
+  j["overflow"] = kOverflowNames.name(s.overflow);
   j["compile_new_shapes"] = s.compile_new_shapes;
   j["decode_timing"] = s.decode_timed ? "timed" : "backlogged";
   j["requests"] = {{"given", s.requests},
@@ -240,7 +240,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
   auto shapes = nlohmann::ordered_json::array();
   for (const ShapeSummary& r : s.shapes) {
     nlohmann::ordered_json row;
-    row["phase"] = to_string(r.phase);
+    row["phase"] = kPhaseNames.name(r.phase);
     row["shape"] = {r.shape.batch, r.shape.length};
     row["runtime_shape"] = r.runtime_shape;
     row["runs"] = r.runs;
@@ -280,7 +280,7 @@ nlohmann::ordered_json instances_to_json(const PackResult& r) {
 std::string format_summary(const Summary& s) {
   std::string out = fmt::format(
       "bucket set '{}', packer {}, window {} ms, overflow {}{}; decode {}\n", s.bucket_set,
-      to_string(s.packer), s.window_ms, to_string(s.overflow),
+      s.packer, s.window_ms, kOverflowNames.name(s.overflow),
       s.compile_new_shapes ? ", compiles new shapes" : "",
       s.decode_timed ? "timed" : "backlogged (a freed slot is refilled at once)");
   out += fmt::format(
@@ -292,7 +292,7 @@ std::string format_summary(const Summary& s) {
                      "runs", "requests", "useful tok", "pad tok", "fill", "masked");
   for (const ShapeSummary& r : s.shapes)
     out += fmt::format("{:<8} {:>14} {:>9} {:>9} {:>14} {:>14} {:>6.1f}% {:>8.1f}%\n",
-                       to_string(r.phase), to_string(r.shape) + (r.runtime_shape ? "*" : ""),
+                       kPhaseNames.name(r.phase), to_string(r.shape) + (r.runtime_shape ? "*" : ""),
                        r.runs, r.requests, r.useful_tokens, r.pad_tokens, 100 * r.fill,
                        100 * r.cells.masked_fraction());
   for (const auto* t : {&s.prefill, &s.decode}) {

@@ -73,7 +73,7 @@ struct WaitStats {  // prefill dispatch - arrival, over accepted requests (secon
 
 struct Summary {
   std::string bucket_set;
-  Packer packer = Packer::first_fit;
+  std::string packer = "first-fit";
   double window_ms = 0;
   Overflow overflow = Overflow::reject;
   bool compile_new_shapes = false;

@@ -93,47 +93,6 @@ struct Admitted {
 
 }  // namespace
 
-const char* to_string(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }
-
-const char* to_string(Packer packer) {
-  switch (packer) {
-    case Packer::none: return "none";
-    case Packer::first_fit: return "first-fit";
-    case Packer::first_fit_decreasing: return "first-fit-decreasing";
-    case Packer::best_fit: return "best-fit";
-  }
-  return "?";
-}
-
-const char* to_string(Overflow overflow) {
-  return overflow == Overflow::reject ? "reject" : "split";
-}
-
-const std::vector<std::string>& packer_names() {
-  static const std::vector<std::string> names{"none", "first-fit", "first-fit-decreasing",
-                                              "best-fit"};
-  return names;
-}
-
-const std::vector<std::string>& overflow_names() {
-  static const std::vector<std::string> names{"reject", "split"};
-  return names;
-}
-
-std::optional<Packer> parse_packer(std::string_view name) {
-  std::string n(name);
-  std::replace(n.begin(), n.end(), '_', '-');
-  for (Packer p : {Packer::none, Packer::first_fit, Packer::first_fit_decreasing, Packer::best_fit})
-    if (n == to_string(p)) return p;
-  return std::nullopt;
-}
-
-std::optional<Overflow> parse_overflow(std::string_view name) {
-  if (name == "reject") return Overflow::reject;
-  if (name == "split") return Overflow::split;
-  return std::nullopt;
-}
-
 void validate(const PackOptions& o) {
   const auto bad = [](const char* key, const std::string& expected, const std::string& got) {
     throw InputError(fmt::format("option '{}': expected {}, got {}", key, expected, got));

@@ -17,32 +17,25 @@
 #include <string_view>
 #include <vector>
 
+#include "models/common/names.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/packing/request_log.hpp"
 
 namespace systolic::packing {
 
 enum class Phase { prefill, decode };
-
-// none: one request (or chunk) per lane, zero-padded. The others pack several per lane:
-// first-fit (arrival order, first lane with room), first-fit-decreasing (longest first, then
-// first-fit), best-fit (arrival order, the lane left with the least room).
-enum class Packer { none, first_fit, first_fit_decreasing, best_fit };
+inline constexpr auto kPhaseNames = name_table<Phase>({{Phase::prefill, "prefill"}, {Phase::decode, "decode"}});
 
 // A prompt longer than every prefill bucket: rejected as a shape mismatch, or split into
 // chunks. (A generation longer than every decode L: rejected, or truncated under split.)
 enum class Overflow { reject, split };
-
-const char* to_string(Phase phase);
-const char* to_string(Packer packer);      // "none", "first-fit", "first-fit-decreasing", "best-fit"
-const char* to_string(Overflow overflow);  // "reject", "split"
-std::optional<Packer> parse_packer(std::string_view name);  // also accepts '_' for '-'
-std::optional<Overflow> parse_overflow(std::string_view name);
-const std::vector<std::string>& packer_names();
-const std::vector<std::string>& overflow_names();
+inline constexpr auto kOverflowNames =
+    name_table<Overflow>({{Overflow::reject, "reject"}, {Overflow::split, "split"}});
 
 struct PackOptions {
-  Packer packer = Packer::first_fit;
+  // A packer registered in sim/packing/packers/ (none, first-fit, first-fit-decreasing,
+  // best-fit; sim/packing/bin_packer.hpp): how a window's items fill lanes.
+  std::string packer = "first-fit";
   // A window opens at the first arrival not yet dispatched and closes window_ms later; every
   // request that arrived by then (inclusive) is packed together, dispatched at the close.
   double window_ms = 0.0;
@@ -175,9 +168,10 @@ struct Item {
   int64_t request_offset = 0;
 };
 
-// Bin-packs items (given in arrival order) into lanes of `lane_length` tokens with `packer`.
-// Every item must be 1..lane_length tokens. Lanes come back in the order they were opened.
-std::vector<Lane> pack_lanes(const std::vector<Item>& items, int64_t lane_length, Packer packer);
+// Bin-packs items (given in arrival order) into lanes of `lane_length` tokens with the packer
+// registered as `packer` (InputError when none is). Every item must be 1..lane_length tokens.
+// Lanes come back in the order they were opened.
+std::vector<Lane> pack_lanes(const std::vector<Item>& items, int64_t lane_length, std::string_view packer);
 
 // Gives each lane the shortest prefill bucket length that holds it and gathers lanes into
 // instances (the rule of docs/packing.md, "From lanes to instances"): lengths longest first;

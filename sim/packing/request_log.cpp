@@ -261,10 +261,6 @@ void add_requests(const std::vector<Row>& rows, const Columns& columns, RequestL
 
 }  // namespace
 
-const char* to_string(LogFormat format) {
-  return format == LogFormat::azure ? "azure" : "seconds";
-}
-
 RequestLog parse_request_log(const std::string& text, const std::string& path,
                              bool skip_bad_lines) {
   RequestLog log;

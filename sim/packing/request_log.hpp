@@ -20,6 +20,7 @@
 // was expected, unless skip_bad_lines is set: then bad data rows are counted, listed and left
 // out (a bad header, or a file without a single good row, is still an error).
 // Rows out of arrival order are sorted (stably) and a warning is recorded.
+#include "models/common/names.hpp"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ struct Request {
 };
 
 enum class LogFormat { azure, seconds };
+inline constexpr auto kLogFormatNames =
+    name_table<LogFormat>({{LogFormat::azure, "azure"}, {LogFormat::seconds, "seconds"}});
 
 struct RequestLog {
   std::string path;
@@ -56,6 +59,5 @@ RequestLog load_request_log(const std::string& path, bool skip_bad_lines = false
 RequestLog parse_request_log(const std::string& text, const std::string& path,
                              bool skip_bad_lines = false);
 
-const char* to_string(LogFormat format);
 
 }  // namespace systolic::packing

@@ -138,7 +138,7 @@ json program_to_json(const Program& p) {
   json layers = json::array();
   for (const auto& l : p.layers)
     layers.push_back({{"name", l.name}, {"m", l.m}, {"k", l.k}, {"n", l.n},
-                      {"dtype", dtype_name(l.dtype)}, {"repeat", l.repeat},
+                      {"dtype", kDTypeNames.name(l.dtype)}, {"repeat", l.repeat},
                       {"useful_macs", l.useful_macs}, {"source", l.source}});
   json streams = json::array();
   for (const auto& s : p.streams)

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "sim/config/config.hpp"
 #include "sim/report/detail.hpp"
 #include "sim/report/report.hpp"
 
@@ -44,11 +45,11 @@ uint64_t overlap(const std::vector<Interval>& busy, Interval span) {
 
 json system_json(const ChipConfig& config, size_t chips) {
   return {{"chips", chips},
-          {"topology", topology_name(config.ici.topology)},
+          {"topology", kIciTopologyNames.name(config.ici.topology)},
           {"dims", dims_text(config.ici.dims)},
           {"link_gbps", config.ici.link_gbps},
           {"link_latency_ns", config.ici.link_latency_ns},
-          {"algorithm", algorithm_name(config.ici.algorithm)}};
+          {"algorithm", config.ici.algorithm}};
 }
 
 // Per chip, per layer of the programs: the span of the collective layers' instructions.
@@ -119,8 +120,8 @@ json collectives_json(const ChipConfig& config, const Workload& w0, const std::v
     }
     const bool direct = c && c->kind == CollectiveKind::all_to_all;  // each chip sends to each, no algorithm
     collectives.push_back({{"name", p0.layers[layer].name},
-                           {"kind", c ? collective_kind_name(c->kind) : "?"},
-                           {"algorithm", direct ? "direct" : algorithm_name(config.ici.algorithm)},
+                           {"kind", c ? std::string(kCollectiveKindNames.name(c->kind)) : "?"},
+                           {"algorithm", direct ? "direct" : config.ici.algorithm},
                            {"occurrences", uint64_t{1}},
                            {"bytes", o.bytes},
                            {"cycles", o.cycles},

@@ -33,7 +33,7 @@ struct Describe {
             {"k", op.k},
             {"n", op.n},
             {"n_offset", op.n_offset},
-            {"dtype", std::string(dtype_name(op.dtype))},
+            {"dtype", std::string(kDTypeNames.name(op.dtype))},
             {"folds", f.total()},
             {"row_folds", f.row_folds},
             {"col_folds", f.col_folds},
@@ -49,11 +49,11 @@ struct Describe {
   json operator()(const VpuOp& op) const {
     const VpuTraffic t = vpu_traffic(op);
     return {{"op", "vector"},
-            {"kind", std::string(vector_kind_name(op.kind))},
+            {"kind", std::string(kVectorKindNames.name(op.kind))},
             {"shape", fmt::format("[{},{}]", op.rows, op.cols)},
             {"rows", op.rows},
             {"cols", op.cols},
-            {"dtype", std::string(dtype_name(op.dtype))},
+            {"dtype", std::string(kDTypeNames.name(op.dtype))},
             {"vreg_ops", vpu_vreg_ops(config.vpu, op.kind, static_cast<uint64_t>(op.rows), static_cast<uint64_t>(op.cols))},
             {"bytes_read", t.bytes_read},
             {"bytes_written", t.bytes_written},

@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
-#include "sim/config/config.hpp"
 #include "sim/simulate/simulate.hpp"
 
 namespace systolic {

@@ -59,7 +59,7 @@ void run_system(const RunRequest& request, RunResult& out) {
     throw InputError(fmt::format("{}: {} is a {}-chip system (ici.topology = {}); compiled traces describe "
                                  "one chip: give a workload (-w)",
                                  request.command, config.source, config.ici.chips(),
-                                 topology_name(config.ici.topology)));
+                                 kIciTopologyNames.name(config.ici.topology)));
   if (source.workload.empty()) throw InputError(request.command + ": give a workload (-w)");
   if (!request.record.vcd.empty())
     throw InputError(request.command +

@@ -1,3 +1,4 @@
+#include "sim/config/config.hpp"
 #include "sim/serving/replay.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "models/common/suggest.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/compile.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/pipeline.hpp"
@@ -30,7 +32,7 @@ double percentile(std::vector<double> v, double p) {
 WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape) {
   WorkloadOptions opts;
   opts.bucket = fmt::format("{}x{}", shape.batch, shape.length);
-  opts.phase = packing::to_string(phase);
+  opts.phase = packing::kPhaseNames.name(phase);
   return opts;
 }
 
@@ -43,7 +45,7 @@ void check_buckets_fit_hbm(const ChipConfig& config, const std::string& model, c
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(config, w, 0,
                      fmt::format("{}: bucket set '{}', {} bucket {}: {} (workload '{}')", file, set.name,
-                                 packing::to_string(phase), packing::to_string(b.shape), model, w.name));
+                                 packing::kPhaseNames.name(phase), packing::to_string(b.shape), model, w.name));
   };
   for (const packing::Bucket& b : set.prefill) check(packing::Phase::prefill, b);
   for (const packing::Bucket& b : set.decode) check(packing::Phase::decode, b);
@@ -96,7 +98,7 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
     ideal_energy += e * (1 - padding_waste - mask_waste);
     useful += s.phase == Phase::prefill ? s.useful_tokens : 0;
     pads += s.phase == Phase::prefill ? s.pad_tokens : 0;
-    rows.push_back({{"phase", packing::to_string(s.phase)},
+    rows.push_back({{"phase", packing::kPhaseNames.name(s.phase)},
                     {"shape", {s.shape.batch, s.shape.length}},
                     {"runtime_shape", s.runtime_shape},
                     {"instances", s.runs},
@@ -184,16 +186,6 @@ nlohmann::ordered_json replay(ShapeSimulator& sim, const packing::RequestLog& lo
   return out;
 }
 
-namespace {
-packing::Packer packer_of(const std::string& name) {
-  const std::string full = name == "ffd" ? "first-fit-decreasing" : name == "ff" ? "first-fit"
-                           : name == "bf" ? "best-fit" : name;
-  if (auto p = packing::parse_packer(full)) return *p;
-  throw InputError(fmt::format("--policy '{}': expected one of none, first-fit (ff), first-fit-decreasing "
-                               "(ffd), best-fit (bf){}",
-                               name, did_you_mean(name, packing::packer_names())));
-}
-}  // namespace
 
 namespace {
 // The replay times every bucket shape on one chip; a multi-chip config would report one chip's
@@ -202,7 +194,7 @@ void require_single_chip(const ChipConfig& config) {
   if (config.ici.topology == IciTopologyKind::none) return;
   throw InputError(fmt::format("{}: ici.topology = {} makes a {}-chip system; pack replays on one chip and has no "
                                "--tp yet: expected a single-chip config (ici.topology: none)",
-                               config.source, topology_name(config.ici.topology), config.ici.chips()));
+                               config.source, kIciTopologyNames.name(config.ici.topology), config.ici.chips()));
 }
 }  // namespace
 
@@ -218,10 +210,12 @@ nlohmann::ordered_json pack_report(const ChipConfig& config, const PackRequest& 
   }
   for (const packing::BucketSet& set : sets) check_buckets_fit_hbm(config, r.model, set);
   packing::PackOptions options;
-  options.packer = packer_of(r.packer);
+  options.packer = packing::packer_name(r.packer, "--policy");
   options.window_ms = r.window_ms;
-  const auto overflow = packing::parse_overflow(r.overflow);
-  if (!overflow) throw InputError(fmt::format("--overflow '{}': expected reject or split", r.overflow));
+  const auto overflow = packing::kOverflowNames.parse(r.overflow);
+  if (!overflow)
+    throw InputError(fmt::format("--overflow '{}': expected {}{}", r.overflow, packing::kOverflowNames.choices(" or "),
+                                 packing::kOverflowNames.suggest(r.overflow)));
   options.overflow = *overflow;
   options.compile_new_shapes = r.compile_new_shapes;
   options.compile_stall_s = r.compile_stall_s;

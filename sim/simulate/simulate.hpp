@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/chip/chip_config.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/engine/engine.hpp"
 #include "models/hbm/hbm_core.hpp"
@@ -14,7 +15,6 @@
 #include "models/isa/program.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "models/vpu/vpu_engine.hpp"
-#include "sim/config/config.hpp"
 
 namespace systolic {
 

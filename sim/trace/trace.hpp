@@ -9,9 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/chip/chip_config.hpp"
+#include "models/common/names.hpp"
 #include "models/isa/program.hpp"
 #include "models/mxu/dataflow.hpp"
-#include "sim/config/config.hpp"
 #include "sim/config/hash.hpp"
 
 namespace systolic {

@@ -105,8 +105,8 @@ class Fields {
   }
   DType dtype(const char* key) {
     const std::string v = text(key);
-    if (auto t = parse_dtype(v)) return *t;
-    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, dtype_choices(), v));
+    if (auto t = kDTypeNames.parse(v)) return *t;
+    throw std::invalid_argument(fmt::format("key '{}': expected one of {}, got '{}'", key, kDTypeNames.choices(), v));
   }
   double scale(const char* key) {
     const std::string v = text(key);
@@ -156,7 +156,7 @@ struct FieldReader {
   void vector_kind(const char* key, VectorKind& k) {
     keys.push_back(key);
     const std::string v = f.text(key);
-    const auto parsed = parse_vector_kind(v);
+    const auto parsed = kVectorKindNames.parse(v);
     if (!parsed) throw std::invalid_argument(fmt::format("key '{}': unknown vector op '{}'", key, v));
     k = *parsed;
   }

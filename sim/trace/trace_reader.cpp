@@ -137,7 +137,7 @@ class Parser {
   void dtypes_line(const std::vector<Token>& t) {
     Fields f(t, 1);  // rejects a bare word and a key given twice
     for (size_t i = 1; i < t.size(); ++i)
-      header_.dtypes.push_back({t[i].key, std::string(dtype_name(f.dtype(t[i].key.c_str())))});
+      header_.dtypes.push_back({t[i].key, std::string(kDTypeNames.name(f.dtype(t[i].key.c_str())))});
   }
 
   // config <key> <value>: one key the program or its timing depends on.
@@ -307,12 +307,12 @@ class Parser {
     if (!why && (std::get<MxuOperands>(ops).compute != op.dtype || std::get<MxuOperands>(ops).dequantize_b))
       fail(fmt::format("matmul dtype={} a={} b={}: the MXU multiplies these in {}{}; expected dtype={} with "
                        "a and b the stored types (integer weights dequantised first: b=dtype)",
-                       dtype_name(op.dtype), dtype_name(op.a()), dtype_name(op.b()),
-                       dtype_name(std::get<MxuOperands>(ops).compute),
+                       kDTypeNames.name(op.dtype), kDTypeNames.name(op.a()), kDTypeNames.name(op.b()),
+                       kDTypeNames.name(std::get<MxuOperands>(ops).compute),
                        std::get<MxuOperands>(ops).dequantize_b ? " after a dequantize op" : "",
-                       dtype_name(std::get<MxuOperands>(ops).compute)));
-    if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", dtype_name(op.dtype), dtype_name(op.a()),
-                              dtype_name(op.b()), *why));
+                       kDTypeNames.name(std::get<MxuOperands>(ops).compute)));
+    if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", kDTypeNames.name(op.dtype), kDTypeNames.name(op.a()),
+                              kDTypeNames.name(op.b()), *why));
   }
 
   // frees=<scratchpad>:<offset>+<bytes>@<semaphore>: an on-chip intermediate this instruction

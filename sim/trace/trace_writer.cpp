@@ -14,7 +14,7 @@ struct FieldWriter {
   void optional_integer(const char* key, int64_t v) {
     if (v != 0) integer(key, v, 0);
   }
-  void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, dtype_name(t)); }
+  void dtype(const char* key, DType t) { out += fmt::format(" {}={}", key, kDTypeNames.name(t)); }
   void optional_dtype(const char* key, const std::optional<DType>& t) {
     if (t) dtype(key, *t);
   }
@@ -22,7 +22,7 @@ struct FieldWriter {
   void scale(const char* key, double v, bool applies) {
     if (applies) out += fmt::format(" {}={}", key, v);
   }
-  void vector_kind(const char* key, VectorKind k) { out += fmt::format(" {}={}", key, vector_kind_name(k)); }
+  void vector_kind(const char* key, VectorKind k) { out += fmt::format(" {}={}", key, kVectorKindNames.name(k)); }
   void endpoint(const char* key, const DmaEndpoint& e) {
     out += fmt::format(" {}={}:{:#x}", key, e.is_hbm() ? "hbm" : trace_detail::kSpaces[e.space], e.base);
   }
@@ -47,7 +47,7 @@ std::string write_trace(const Program& program, const ChipConfig& config, int64_
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
     out += fmt::format("layer {} name={} kind={} m={} k={} n={} dtype={} repeat={} macs={} source={}\n", i,
-                       quote(l.name), layer_kind_name(l.kind), l.m, l.k, l.n, dtype_name(l.dtype), l.repeat, l.useful_macs,
+                       quote(l.name), layer_kind_name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype), l.repeat, l.useful_macs,
                        quote(l.source));
   }
   out += "\n";

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
 #include "models/mxu/grid_recorder.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/config/config.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/viz/pad_tokens.hpp"
 

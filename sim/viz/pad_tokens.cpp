@@ -4,6 +4,7 @@
 
 #include "models/common/error.hpp"
 #include "models/common/suggest.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/packing/request_log.hpp"
 
@@ -37,17 +38,11 @@ PadTokens pad_tokens_of(const packing::BucketInstance& instance, std::string ori
 
 PadTokens packed_instance(const std::string& requests, const std::string& buckets, int64_t index,
                           const std::string& packer, double window_ms) {
-  const std::string full = packer == "ffd" ? "first-fit-decreasing" : packer == "ff" ? "first-fit"
-                           : packer == "bf" ? "best-fit" : packer;
-  const auto p = packing::parse_packer(full);
-  if (!p)
-    throw InputError(fmt::format("--policy '{}': expected one of none, first-fit (ff), "
-                                 "first-fit-decreasing (ffd), best-fit (bf){}",
-                                 packer, did_you_mean(packer, packing::packer_names())));
+  const std::string packer_id = packing::packer_name(packer, "--policy");
   const packing::RequestLog log = packing::load_request_log(requests);
   const packing::BucketSet set = packing::load_bucket_set(buckets);
   packing::PackOptions options;
-  options.packer = *p;
+  options.packer = packer_id;
   options.window_ms = window_ms;
   packing::validate(options);
   const packing::PackResult result = packing::pack(log.requests, set, options);
@@ -64,7 +59,7 @@ PadTokens packed_instance(const std::string& requests, const std::string& bucket
     lanes += fmt::format("{}[{}]", lanes.empty() ? "" : " ", ids);
   }
   return pad_tokens_of(inst, fmt::format("instance {} of {} packed {} through {}: requests {}", index,
-                                         requests, packing::to_string(*p), set.name, lanes));
+                                         requests, packer_id, set.name, lanes));
 }
 
 std::vector<uint8_t> pad_token_rows(const PadTokens& tokens, const LayerInfo& layer, int64_t instance) {

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
 #include "models/mxu/pe_grid.hpp"
-#include "sim/config/config.hpp"
 #include "sim/simulate/simulate.hpp"
 
 namespace systolic {

@@ -1,6 +1,6 @@
 #pragma once
-// Internals shared by the workload readers (workload.cpp dispatches on the file extension to
-// workload_gemm_yaml.cpp or workload_scalesim.cpp). Not part of the public API.
+// Internals shared by the workload readers (workload.cpp asks the readers registered in
+// sim/workload/readers/, which call these). Not part of the public API.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,8 +11,7 @@
 
 namespace systolic::workload_detail {
 
-// Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message").
-[[noreturn]] void fail(const std::string& path, int64_t line, const std::string& message);
+using systolic::fail;  // sim/common/input_text.hpp
 
 // "path:line", the Gemm::source of an entry.
 std::string source_of(const std::string& path, int64_t line);

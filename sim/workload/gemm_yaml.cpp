@@ -18,7 +18,7 @@
 #include "models/common/dtype.hpp"
 #include "models/common/suggest.hpp"
 #include "models/mxu/operands.hpp"
-#include "sim/config/values.hpp"
+#include "sim/common/scalars.hpp"
 #include "sim/workload/detail.hpp"
 
 namespace systolic::workload_detail {
@@ -37,12 +37,8 @@ class Reader {
     Workload w;
     w.path = path_;
     w.name = file_stem(path_);
-    if (!root || root.IsNull())
-      fail(path_, 0, "empty file; expected a map with key 'gemms' (see docs/workloads.md)");
-    if (!root.IsMap())
-      fail(path_, yaml_line(root, 1),
-           fmt::format("expected a map with key 'gemms' (a list of GEMMs), got {}",
-                       describe_yaml(root)));
+    require_yaml_map(root, path_, "empty file; expected a map with key 'gemms' (see docs/workloads.md)",
+                     "expected a map with key 'gemms' (a list of GEMMs)");
     std::set<std::string> seen;
     YAML::Node gemms;
     bool has_gemms = false;
@@ -140,14 +136,20 @@ class Reader {
     return *value;
   }
 
-  DType dtype_value(const YAML::Node& v, int64_t kline, const std::string& key = "dtype") {
+  // A name from an enum's table (a dtype, a collective, a vector kind) with did-you-mean.
+  template <class E, size_t N>
+  E name_value(const YAML::Node& v, int64_t kline, const std::string& key, const NameTable<E, N>& names) {
     const std::string name = v.IsScalar() ? v.Scalar() : "";
-    const auto t = parse_dtype(name);
-    if (!t)
+    const auto value = names.parse(name);
+    if (!value)
       fail(path_, yaml_line(v, kline),
-           fmt::format("key '{}': expected one of {}, got {}{}", key, dtype_choices(), describe_yaml(v),
-                       did_you_mean(name, dtype_names())));
-    return *t;
+           fmt::format("key '{}': expected one of {}, got {}{}", key, names.choices(), describe_yaml(v),
+                       names.suggest(name)));
+    return *value;
+  }
+
+  DType dtype_value(const YAML::Node& v, int64_t kline, const std::string& key = "dtype") {
+    return name_value(v, kline, key, kDTypeNames);
   }
 
   // The operand types an entry gives must be a pair the MXU multiplies; a type left to the
@@ -160,7 +162,7 @@ class Reader {
       const char* key = !dtype_on_mxu(a) ? (g.a_dtype ? "a_dtype" : "dtype") : (g.b_dtype ? "b_dtype" : "dtype");
       fail(path_, lines.at(key),
            fmt::format("GEMM '{}': key '{}': {}; {}", g.name, key, *why,
-                       dtype_on_mxu(a) ? fmt::format("with a_dtype {} expected b_dtype one of {}", dtype_name(a),
+                       dtype_on_mxu(a) ? fmt::format("with a_dtype {} expected b_dtype one of {}", kDTypeNames.name(a),
                                                      fmt::join(b_types_for(a), ", "))
                                        : fmt::format("expected a_dtype one of {}", fmt::join(activation_types(), ", "))));
     }
@@ -176,7 +178,7 @@ class Reader {
       if (key == "name") {
         out.name = string_value(v, kline, "name");
       } else if (key == "collective") {
-        out.kind = collective_kind_value(v, kline);
+        out.kind = name_value(v, kline, "collective", kCollectiveKindNames);
       } else if (key == "bytes") {
         out.bytes = bytes_value(v, kline);
       } else {  // dtype
@@ -184,23 +186,12 @@ class Reader {
         if (!dtype_on_mxu(out.dtype))
           fail(path_, yaml_line(v, kline),
                fmt::format("key 'dtype': {} is a weight storage type; a collective's elements are one of {}",
-                           dtype_name(out.dtype), fmt::join(activation_types(), ", ")));
+                           kDTypeNames.name(out.dtype), fmt::join(activation_types(), ", ")));
       }
     });
     return out;
   }
 
-  CollectiveKind collective_kind_value(const YAML::Node& v, int64_t kline) {
-    const std::string name = v.IsScalar() ? v.Scalar() : "";
-    const auto kind = parse_collective_kind(name);
-    const std::vector<std::string> names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
-    if (!kind)
-      fail(path_, yaml_line(v, kline),
-           fmt::format("key 'collective': expected one of all_gather, reduce_scatter, all_reduce, "
-                       "all_to_all, got {}{}",
-                       describe_yaml(v), did_you_mean(name, names)));
-    return *kind;
-  }
 
   uint64_t bytes_value(const YAML::Node& v, int64_t kline) {
     const int64_t at = yaml_line(v, kline);
@@ -208,7 +199,7 @@ class Reader {
     if (!v.IsScalar()) fail(path_, at, fmt::format("key 'bytes': expected {}, got {}", what, describe_yaml(v)));
     uint64_t bytes = 0;
     try {
-      bytes = config_values::parse_bytes(v.Scalar(), what);
+      bytes = scalars::parse_bytes(v.Scalar(), what);
     } catch (const std::invalid_argument& e) {
       fail(path_, at, fmt::format("key 'bytes': {}", e.what()));
     }
@@ -227,7 +218,7 @@ class Reader {
       if (key == "name") {
         out.name = string_value(v, kline, "name");
       } else if (key == "vector") {
-        out.op.kind = vector_kind_value(v, kline);
+        out.op.kind = name_value(v, kline, "vector", kVectorKindNames);
       } else if (key == "rows") {
         out.op.rows = positive_value(v, kline, "rows", "a positive integer (rows of the tensor)");
       } else if (key == "cols") {
@@ -241,15 +232,6 @@ class Reader {
     return out;
   }
 
-  VectorKind vector_kind_value(const YAML::Node& v, int64_t kline) {
-    const std::string name = v.IsScalar() ? v.Scalar() : "";
-    const auto kind = parse_vector_kind(name);
-    if (!kind)
-      fail(path_, yaml_line(v, kline),
-           fmt::format("key 'vector': expected one of {}, got {}{}", vector_kind_choices(),
-                       describe_yaml(v), did_you_mean(name, vector_kind_names())));
-    return *kind;
-  }
 
   Gemm read_gemm(const YAML::Node& g) {
     const int64_t line = yaml_line(g, gemms_line_);

@@ -7,17 +7,14 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/common/error.hpp"
 #include "sim/workload/detail.hpp"
+#include "sim/workload/reader.hpp"
 
 namespace systolic {
 namespace workload_detail {
-
-void fail(const std::string& path, int64_t line, const std::string& message) {
-  if (line > 0) throw InputError(fmt::format("{}:{}: {}", path, line, message));
-  throw InputError(fmt::format("{}: {}", path, message));
-}
 
 std::string source_of(const std::string& path, int64_t line) {
   return fmt::format("{}:{}", path, line);
@@ -37,58 +34,43 @@ std::string file_stem(const std::string& path) {
 }  // namespace workload_detail
 
 namespace {
-constexpr std::pair<CollectiveKind, const char*> kCollectiveNames[] = {
-    {CollectiveKind::all_gather, "all_gather"},
-    {CollectiveKind::reduce_scatter, "reduce_scatter"},
-    {CollectiveKind::all_reduce, "all_reduce"},
-    {CollectiveKind::all_to_all, "all_to_all"}};
-}  // namespace
-
-std::string collective_kind_name(CollectiveKind kind) {
-  for (const auto& [k, name] : kCollectiveNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::optional<CollectiveKind> parse_collective_kind(const std::string& name) {
-  for (const auto& [k, n] : kCollectiveNames)
-    if (name == n) return k;
-  return std::nullopt;
-}
-
-Workload load_workload(const std::string& path, const WorkloadOptions& options) {
+// The first reader, in rank order, that takes the file by its extension and contents.
+const WorkloadReader& reader_of(const std::string& path) {
   using namespace workload_detail;
   if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a workload file");
   if (!std::ifstream(path)) fail(path, 0, "cannot open workload file");
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == ".yaml" || ext == ".yml") {
-    if (is_model_file(path)) return load_model_workload(path, options);
-    if (!options.weight_dtype.empty() || !options.activation_dtype.empty() || !options.kv_dtype.empty())
-      fail(path, 0, "--weight-dtype, --activation-dtype and --kv-dtype apply to transformer model files; a GEMM "
-                    "list gives a_dtype and b_dtype per entry (docs/workloads.md)");
-    if (!options.bucket.empty())
-      fail(path, 0, "--bucket applies to transformer model files (with d_model), not to a GEMM list");
-    return load_gemm_yaml(path);
+  for (const auto& e : WorkloadReaderRegistry::instance().entries()) {
+    const auto exts = e.impl->extensions();
+    if (std::find(exts.begin(), exts.end(), ext) != exts.end() && e.impl->accepts(path)) return *e.impl;
   }
-  if (!options.bucket.empty() || !options.weight_dtype.empty() || !options.activation_dtype.empty() ||
-      !options.kv_dtype.empty())
-    fail(path, 0, "--bucket and the --*-dtype options apply to transformer model files, not to a CSV");
-  if (ext == ".csv") return load_scalesim_csv(path);
-  fail(path, 0,
-       "unknown workload format: expected a GEMM list (.yaml, .yml) or a SCALE-Sim topology "
-       "(.csv); see docs/workloads.md");
+  fail(path, 0, fmt::format("unknown workload format: expected {}; see docs/workloads.md", workload_formats()));
+}
+}  // namespace
+
+std::string workload_formats() {
+  std::vector<std::string> formats;
+  for (const auto& e : WorkloadReaderRegistry::instance().entries()) formats.push_back(e.description);
+  const std::string last = formats.back();
+  formats.pop_back();
+  return fmt::format("{} or {}", fmt::join(formats, ", "), last);
+}
+
+std::vector<Workload> WorkloadReader::read_system(const std::string& path, const WorkloadOptions& options,
+                                                  int chips) const {
+  if (options.tp != 1 || options.ep != 1)
+    workload_detail::fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
+  return std::vector<Workload>(static_cast<size_t>(chips), read(path, options));
+}
+
+Workload load_workload(const std::string& path, const WorkloadOptions& options) {
+  return reader_of(path).read(path, options);
 }
 
 std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
-  using namespace workload_detail;
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if ((ext == ".yaml" || ext == ".yml") && std::ifstream(path) && is_model_file(path))
-    return load_model_workloads(path, options, chips);
-  if (options.tp != 1 || options.ep != 1)
-    fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
-  return std::vector<Workload>(static_cast<size_t>(chips), load_workload(path, options));
+  return reader_of(path).read_system(path, options, chips);
 }
 
 }  // namespace systolic

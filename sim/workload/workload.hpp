@@ -1,16 +1,18 @@
 #pragma once
 // Workloads: what to run, before it is lowered to per-engine instruction streams.
-// Two file formats today (docs/workloads.md):
+// File formats (docs/workloads.md), each a reader registered in sim/workload/readers/:
 //  * GEMM list, YAML:  `gemms: [{name, m, k, n, dtype?, a_dtype?, b_dtype?, repeat?}, ...]`
 //  * SCALE-Sim topology CSV, convolution form (`Layer name, IFMAP Height, IFMAP Width,
 //    Filter Height, Filter Width, Channels, Num Filter, Strides,`) or GEMM form
 //    (`Layer, M, N, K,`), detected from the header; convolutions map by im2col.
+//  * Transformer model, YAML with a top-level `d_model`: lowered for --bucket and --phase.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 #include "models/isa/program.hpp"
 #include "models/vpu/vpu_core.hpp"
 
@@ -55,8 +57,9 @@ struct VectorWork {
 };
 
 enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
-std::string collective_kind_name(CollectiveKind kind);  // "all_reduce"
-std::optional<CollectiveKind> parse_collective_kind(const std::string& name);
+inline constexpr auto kCollectiveKindNames = name_table<CollectiveKind>(
+    {{CollectiveKind::all_gather, "all_gather"}, {CollectiveKind::reduce_scatter, "reduce_scatter"},
+     {CollectiveKind::all_reduce, "all_reduce"}, {CollectiveKind::all_to_all, "all_to_all"}});
 
 // Communication between the chips of a system (docs/interconnect.md), lowered by the compiler
 // to ICI messages (and VPU additions for the reductions) with the algorithm `ici.algorithm`

@@ -106,3 +106,14 @@ def test_dataflow_key_runs_each_dataflow_and_rejects_an_unknown_one(tmp_path):
     p = run_cli("run", "-c", TINY, "-w", workload, "--set", "mxu.dataflow=xs", "-o", out, check=False)
     assert p.returncode == 2 and p.stdout == "" and not (out / "report.json").exists()
     assert "key 'mxu.dataflow': expected one of ws, os, is, got 'xs'" in p.stderr
+
+
+@pytest.mark.parametrize("extension", [".yaml", ".yml", ".csv"])
+def test_every_workload_reader_rejects_an_empty_file(systolic_bin, tmp_path, extension):
+    # Each extension some registered reader takes (sim/workload/readers/; the C++ test
+    # "Every workload reader rejects an empty file" asks every reader directly).
+    empty = write(tmp_path, "empty" + extension, "")
+    proc = run_cli("run", "-c", TINY, "-w", empty, "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"systolic: error: {empty}:") and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()

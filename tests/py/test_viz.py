@@ -240,6 +240,21 @@ def check_timeline(tl, total_cycles):
     return tracks, per_track
 
 
+def engine_slices(outdir, timeline_path):
+    """report.json, the timeline, its slices by track and each engine's work slices (stalls
+    left out), after checking one track per engine of the report and one work slice per
+    instruction it ran."""
+    report = json.loads((outdir / "report.json").read_text())
+    tl = json.loads(timeline_path.read_text())
+    tracks, per_track = check_timeline(tl, report["totals"]["cycles"])
+    assert sorted(tracks.values()) == sorted(e["name"] for e in report["engines"])
+    work = {}
+    for engine in report["engines"]:
+        work[engine["name"]] = [e for e in per_track.get(engine["name"], []) if e["cat"] != "stall"]
+        assert len(work[engine["name"]]) == engine["instructions"]
+    return report, tl, per_track, work
+
+
 def test_timeline_is_valid_and_spans_the_run(systolic_bin, tmp_path):
     gemms = tmp_path / "g.yaml"
     gemms.write_text("gemms:\n  - {name: l1, m: 5, k: 4, n: 10}\n  - {name: l2, m: 5, k: 4, n: 8}\n"

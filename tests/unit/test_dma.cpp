@@ -13,37 +13,18 @@
 #include <variant>
 #include <vector>
 
+#include "driver.hpp"
 #include "models/common/sim_context.hpp"
 #include "models/dma/dma_core.hpp"
 #include "models/dma/dma_engine.hpp"
 #include "models/engine/semaphores.hpp"
+#include "models/hbm/dram_standard.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/sram/scratchpad.hpp"
 
 using namespace systolic;
 
 namespace {
-
-// Feeds one engine a list of descriptors from its own thread and notes when each completed.
-class Driver : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(Driver);
-  Driver(const sc_core::sc_module_name& name, DmaEngine& engine, std::vector<DmaDescriptor> work)
-      : sc_module(name), engine_(engine), work_(std::move(work)) {
-    SC_THREAD(run);
-  }
-  std::vector<uint64_t> done_ps;
-
- private:
-  void run() {
-    for (const auto& d : work_) {
-      engine_.transfer(d);
-      done_ps.push_back(sc_core::sc_time_stamp().value());
-    }
-  }
-  DmaEngine& engine_;
-  std::vector<DmaDescriptor> work_;
-};
 
 struct RunResult {
   std::vector<uint64_t> end_ps;  // per engine: when its last descriptor completed
@@ -60,18 +41,22 @@ RunResult simulate_dma(const HbmConfig& hbm_config, const DmaConfig& dma,
   Scratchpad vmem({"vmem", 64ull << 20, 64, 8192, 4});
   SemaphoreBank semaphores(0);
   std::vector<std::unique_ptr<DmaEngine>> engines;
-  std::vector<std::unique_ptr<Driver>> drivers;
+  std::vector<std::unique_ptr<testing::Driver<DmaDescriptor>>> drivers;
   for (size_t e = 0; e < work.size(); ++e) {
     engines.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(e)).c_str(), EngineId{},
                                                   std::vector<Instruction>{}, semaphores, hbm,
                                                   std::vector<Scratchpad*>{&vmem}, dma));
-    drivers.push_back(
-        std::make_unique<Driver>(("driver" + std::to_string(e)).c_str(), *engines.back(), work[e]));
+    DmaEngine& engine = *engines.back();
+    drivers.push_back(std::make_unique<testing::Driver<DmaDescriptor>>(
+        ("driver" + std::to_string(e)).c_str(), work[e], [&engine](const DmaDescriptor& d) {
+          engine.transfer(d);
+          return uint64_t{0};
+        }));
   }
   sc_core::sc_start();
   RunResult r;
   for (size_t e = 0; e < work.size(); ++e) {
-    r.end_ps.push_back(drivers[e]->done_ps.empty() ? 0 : drivers[e]->done_ps.back());
+    r.end_ps.push_back(drivers[e]->done.empty() ? 0 : drivers[e]->done.back().value());
     r.stats.push_back(engines[e]->stats());
     r.syncs.push_back(engines[e]->syncs());
   }
@@ -419,7 +404,8 @@ TEST_CASE("random descriptors conserve bytes", "[memory][dma]") {
 }
 
 TEST_CASE("a long sequential DMA sustains 85-100 % of peak on every preset", "[memory][dma]") {
-  for (const auto& c : {hbm2_tpu_v4i(), hbm2e_tpu_v5p(), ddr3_tpu_v1()}) {
+  for (const auto& standard : DramRegistry::instance().entries()) {
+    const HbmConfig& c = standard.impl->config;
     HbmCore hbm(c);
     Scratchpad vmem({"vmem", 1 << 20, 64, 8192, 4});
     DmaCore dma(hbm, {&vmem}, DmaConfig{});

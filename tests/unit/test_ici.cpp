@@ -8,7 +8,9 @@
 #include "models/common/error.hpp"
 #include "models/ici/ici_network.hpp"
 #include "models/ici/topology.hpp"
+#include "sim/compile/collective_algorithm.hpp"
 #include "sim/compile/compile.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -18,7 +20,7 @@ namespace {
 
 // 1000 MHz, so a cycle is a ns; 100 GB/s links are 100 B per cycle. Ideal memory: the closed
 // forms time the links alone (the real-memory test below sets it back).
-ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, CollectiveAlgorithm algo,
+ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, std::string algo,
                          double latency_ns = 1000) {
   ChipConfig c = testing::tiny_chip(1, MxuModel::fast);
   c.memory.ideal = true;
@@ -27,7 +29,7 @@ ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, Collec
   c.ici.link_gbps = 100;
   c.ici.link_latency_ns = latency_ns;
   c.ici.ports = 6;
-  c.ici.algorithm = algo;
+  c.ici.algorithm = std::move(algo);
   return c;
 }
 
@@ -103,7 +105,7 @@ TEST_CASE("A message takes bytes / bandwidth + hops x latency; two flows on one 
 TEST_CASE("Ring all-reduce takes 2(N-1)/N S / link bandwidth plus the latency terms", "[ici]") {
   const uint64_t S = 64ull << 20;
   for (int64_t n : {2, 4, 8}) {
-    const ChipConfig c = system_config(IciTopologyKind::ring, {n}, CollectiveAlgorithm::ring);
+    const ChipConfig c = system_config(IciTopologyKind::ring, {n}, "ring");
     const SystemResult r = run(c, one_collective(CollectiveKind::all_reduce, S));
     // 2(N-1) steps, each S/N bytes over one link (100 B/cycle) and one hop (1000 cycles).
     const double formula = 2.0 * (n - 1) / n * S / 100.0 + 2.0 * (n - 1) * 1000.0;
@@ -118,11 +120,37 @@ TEST_CASE("Ring all-reduce takes 2(N-1)/N S / link bandwidth plus the latency te
   }
 }
 
+TEST_CASE("Every collective algorithm moves the closed-form bytes around a ring of 4", "[ici][registry]") {
+  // Ring algorithms on a ring of four chips: every chip sends (n-1)/n S per phase to a
+  // neighbour, so the links carry (n-1) S per phase over the system (reduce_scatter and
+  // all_gather one phase, all_reduce two). An algorithm that cannot run on a ring topology
+  // (torus) runs on the same four chips as a 1x4 torus, and the config check says which can.
+  const uint64_t S = 8ull << 20;
+  const int64_t n = 4;
+  for (const auto& e : compile_detail::CollectiveRegistry::instance().entries()) {
+    ChipConfig c = system_config(IciTopologyKind::ring, {n}, e.name);
+    if (e.impl->unsupported(c.ici)) {
+      CHECK_THROWS_WITH(validate_config(c), Catch::Contains("key 'ici.algorithm': expected") &&
+                                                Catch::Contains("got " + e.name));
+      c = system_config(IciTopologyKind::torus2d, {1, n}, e.name);
+    }
+    const std::pair<CollectiveKind, uint64_t> phases[] = {
+        {CollectiveKind::reduce_scatter, 1}, {CollectiveKind::all_gather, 1}, {CollectiveKind::all_reduce, 2}};
+    for (const auto& [kind, count] : phases) {
+      INFO(e.name << " " << kCollectiveKindNames.name(kind));
+      const SystemResult r = run(c, one_collective(kind, S));
+      uint64_t carried = 0;
+      for (const auto& l : r.links) carried += l.bytes;
+      CHECK(carried == count * static_cast<uint64_t>(n - 1) * S);
+    }
+  }
+}
+
 TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]") {
   const uint64_t S = 64ull << 20;
-  const SystemResult one = run(system_config(IciTopologyKind::ring, {8}, CollectiveAlgorithm::ring),
+  const SystemResult one = run(system_config(IciTopologyKind::ring, {8}, "ring"),
                                one_collective(CollectiveKind::all_reduce, S));
-  const SystemResult both = run(system_config(IciTopologyKind::ring, {8}, CollectiveAlgorithm::bidir_ring),
+  const SystemResult both = run(system_config(IciTopologyKind::ring, {8}, "bidir_ring"),
                                 one_collective(CollectiveKind::all_reduce, S));
   // Half the data each way: half the time, latency terms aside.
   const double bidir = 2.0 * 7 / 8 * (S / 2) / 100.0 + 2.0 * 7 * 1000.0;
@@ -131,7 +159,7 @@ TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]"
   CHECK(both.total_cycles < one.total_cycles * 0.55);
   // 2x4 torus, dimension by dimension: reduce-scatter along x (2 chips, S/2 each way: one
   // step of S/4), then along y (4 chips on S/2: 3 steps of S/16); all-gather back.
-  const SystemResult torus = run(system_config(IciTopologyKind::torus2d, {2, 4}, CollectiveAlgorithm::torus),
+  const SystemResult torus = run(system_config(IciTopologyKind::torus2d, {2, 4}, "torus"),
                                  one_collective(CollectiveKind::all_reduce, S));
   const double t = 2.0 * ((S / 4) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 16) / 100.0 + 1000.0);
   CHECK(torus.total_cycles >= t);
@@ -144,7 +172,7 @@ TEST_CASE("All-to-all on a 4x4 torus is limited by its bisection bandwidth", "[i
   // at least 4S / (8 x 100 B/cycle) = S / 200 cycles. Balanced routes (half-way ties split by
   // coordinate parity) load every link with exactly S/2, so the bound is met.
   const uint64_t S = 16ull << 20;
-  const ChipConfig c = system_config(IciTopologyKind::torus2d, {4, 4}, CollectiveAlgorithm::torus, 100);
+  const ChipConfig c = system_config(IciTopologyKind::torus2d, {4, 4}, "torus", 100);
   const SystemResult r = run(c, one_collective(CollectiveKind::all_to_all, S));
   const double bound = S / 200.0;
   INFO(r.total_cycles << " cycles vs bisection bound " << bound);
@@ -183,12 +211,12 @@ TEST_CASE("Interconnect configs and programs that cannot work are rejected", "[i
   CHECK_THROWS_WITH(compile(single, one_collective(CollectiveKind::all_gather, 1024)),
                     Catch::Contains("ici.topology is none"));
   // A system needs one program per chip.
-  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, CollectiveAlgorithm::ring);
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
   CHECK_THROWS_WITH(simulate_system(ring, {Program{}}), Catch::Contains("4 chips"));
 }
 
 TEST_CASE("A chip's program with ICI messages survives the trace format", "[ici][trace]") {
-  const ChipConfig c = system_config(IciTopologyKind::torus2d, {2, 4}, CollectiveAlgorithm::torus);
+  const ChipConfig c = system_config(IciTopologyKind::torus2d, {2, 4}, "torus");
   Workload w = one_collective(CollectiveKind::all_reduce, 1 << 20);
   w.gemms.push_back({"g", 64, 32, 16, {}, 1, "t:1"});
   const Program p = compile(c, w, 5);
@@ -204,7 +232,7 @@ TEST_CASE("A chip's program with ICI messages survives the trace format", "[ici]
 }
 
 TEST_CASE("With a real memory system messages move HBM to HBM, every byte read once and written once", "[ici]") {
-  ChipConfig c = system_config(IciTopologyKind::ring, {4}, CollectiveAlgorithm::ring);
+  ChipConfig c = system_config(IciTopologyKind::ring, {4}, "ring");
   c.memory.ideal = false;
   c.mxu.rows = c.mxu.cols = 8;
   const uint64_t S = 32ull << 20;

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "models/common/error.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/packing/metrics.hpp"
 #include "sim/packing/packer.hpp"
@@ -107,7 +108,7 @@ TEST_CASE("worked example: one 8192 lane holding 3000 + 4000 + 1000", "[packing]
   // The same through the whole replay, with the varlen ideal beside it.
   const BucketSet set = make_bucket_set({{1, 8192}}, {{1, 8192}});
   PackOptions o;
-  o.packer = Packer::first_fit;
+  o.packer = "first-fit";
   const PackResult r = pack({req(0, 0, 3000), req(1, 0, 4000), req(2, 0, 1000)}, set, o);
   REQUIRE(r.prefill.size() == 1);
   CHECK(tokens_of(r.prefill[0].lanes) == Lanes{{3000, 4000, 1000}});
@@ -125,7 +126,7 @@ TEST_CASE("worked example: the [4 x 8192] sheet A..I has 668 pad tokens (2.04 %)
   // opens lane 2, E lane 3 (lanes 1 and 2 have 192 free), F and G join E, H opens lane 4
   // (lane 3 has 92 free), I joins H.
   const std::vector<int64_t> abc = {2000, 5000, 1000, 8000, 3000, 3000, 2100, 4000, 4000};
-  const std::vector<Lane> lanes = pack_lanes(items_of(abc), 8192, Packer::first_fit);
+  const std::vector<Lane> lanes = pack_lanes(items_of(abc), 8192, "first-fit");
   CHECK(tokens_of(lanes) == Lanes{{2000, 5000, 1000}, {8000}, {3000, 3000, 2100}, {4000, 4000}});
   const std::vector<BucketInstance> sheet = place_lanes(lanes, {{4, 8192}});
   REQUIRE(sheet.size() == 1);
@@ -156,25 +157,25 @@ TEST_CASE("each packer on a hand-computed example", "[packing]") {
   // Items in arrival order: 40, 70, 30, 50, 60; lanes of 100 tokens.
   const std::vector<Item> items = items_of({40, 70, 30, 50, 60});
   // none: every item alone.
-  CHECK(tokens_of(pack_lanes(items, 100, Packer::none)) == Lanes{{40}, {70}, {30}, {50}, {60}});
+  CHECK(tokens_of(pack_lanes(items, 100, "none")) == Lanes{{40}, {70}, {30}, {50}, {60}});
   // first-fit: 40 -> L1; 70 -> L2 (L1 has 60); 30 -> L1 (70); 50 -> L3 (L1 30, L2 30 free);
   // 60 -> L4.
-  CHECK(tokens_of(pack_lanes(items, 100, Packer::first_fit)) ==
+  CHECK(tokens_of(pack_lanes(items, 100, "first-fit")) ==
         Lanes{{40, 30}, {70}, {50}, {60}});
   // first-fit-decreasing: 70 60 50 40 30. 70 -> L1; 60 -> L2; 50 -> L3; 40 -> L2 (L1 has 30);
   // 30 -> L1.
-  CHECK(tokens_of(pack_lanes(items, 100, Packer::first_fit_decreasing)) ==
+  CHECK(tokens_of(pack_lanes(items, 100, "first-fit-decreasing")) ==
         Lanes{{70, 30}, {60, 40}, {50}});
   // best-fit: 40 -> L1 (60 free); 70 -> L2 (30 free); 30 -> L2, the tightest (0 free);
   // 50 -> L1 (10 free); 60 -> L3.
-  CHECK(tokens_of(pack_lanes(items, 100, Packer::best_fit)) == Lanes{{40, 50}, {70, 30}, {60}});
+  CHECK(tokens_of(pack_lanes(items, 100, "best-fit")) == Lanes{{40, 50}, {70, 30}, {60}});
 
   // Lanes to instances with buckets [1, 50], [1, 100], [2, 100].
   const std::vector<Shape> shapes{{1, 50}, {1, 100}, {2, 100}};
   // first-fit: fills 70, 70, 50, 60 -> lengths 100, 100, 50, 100. Three lanes of 100: the
   // largest B they fill is 2: [2, 100] {70, 70}, then [1, 100] {60}; then [1, 50] {50}.
   // Pad 30 + 30 + 40 + 0.
-  auto ff = place_lanes(pack_lanes(items, 100, Packer::first_fit), shapes);
+  auto ff = place_lanes(pack_lanes(items, 100, "first-fit"), shapes);
   REQUIRE(ff.size() == 3);
   CHECK(ff[0].shape == Shape{2, 100});
   CHECK(tokens_of(ff[0].lanes) == Lanes{{40, 30}, {70}});
@@ -183,16 +184,16 @@ TEST_CASE("each packer on a hand-computed example", "[packing]") {
   CHECK(ff[2].shape == Shape{1, 50});
   CHECK(total_pad(ff) == 100);
   // best-fit: fills 90, 100, 60, all length 100: [2, 100] {90, 100} + [1, 100] {60}. Pad 50.
-  auto bf = place_lanes(pack_lanes(items, 100, Packer::best_fit), shapes);
+  auto bf = place_lanes(pack_lanes(items, 100, "best-fit"), shapes);
   REQUIRE(bf.size() == 2);
   CHECK(total_pad(bf) == 50);
   // first-fit-decreasing: fills 100, 100, 50: [2, 100] + [1, 50], no padding at all.
-  auto ffd = place_lanes(pack_lanes(items, 100, Packer::first_fit_decreasing), shapes);
+  auto ffd = place_lanes(pack_lanes(items, 100, "first-fit-decreasing"), shapes);
   REQUIRE(ffd.size() == 2);
   CHECK(ffd[1].shape == Shape{1, 50});
   CHECK(total_pad(ffd) == 0);
   // none: 70 and 60 share a [2, 100] (pad 30 + 40); 40, 30, 50 each a [1, 50] (10 + 20 + 0).
-  auto none = place_lanes(pack_lanes(items, 100, Packer::none), shapes);
+  auto none = place_lanes(pack_lanes(items, 100, "none"), shapes);
   REQUIRE(none.size() == 4);
   CHECK(tokens_of(none[0].lanes) == Lanes{{70}, {60}});
   CHECK(total_pad(none) == 100);
@@ -202,7 +203,7 @@ TEST_CASE("empty lanes of a batched instance take the longest shorter lanes", "[
   // none with buckets [1, 50] and [4, 100]: 70 and 60 need length 100, whose only B is 4, so
   // one [4, 100] with two empty lanes; these take the longest lanes waiting for length 50 (50,
   // then 40); 30 runs alone.
-  const auto inst = place_lanes(pack_lanes(items_of({40, 70, 30, 50, 60}), 100, Packer::none),
+  const auto inst = place_lanes(pack_lanes(items_of({40, 70, 30, 50, 60}), 100, "none"),
                                 {{1, 50}, {4, 100}});
   REQUIRE(inst.size() == 2);
   CHECK(inst[0].shape == Shape{4, 100});
@@ -486,7 +487,7 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
     const BucketSet set = load_bucket_set(kTraces + "buckets/" + file);
     check_buckets_fit_array(set, 128, 128);
     check_buckets_fit_array(set, 256, 256);
-    for (Packer p : {Packer::none, Packer::first_fit, Packer::first_fit_decreasing, Packer::best_fit}) {
+    for (const std::string& p : PackerRegistry::instance().names()) {  // every registered packer
       for (double w : {0.0, 1000.0}) {
         PackOptions o;
         o.packer = p;
@@ -494,7 +495,7 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
         const auto t0 = std::chrono::steady_clock::now();
         const PackResult r = pack(log.requests, set, o);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        INFO(file << " " << to_string(p) << " W=" << w);
+        INFO(file << " " << p << " W=" << w);
         CHECK(ms < 2000);  // milliseconds in practice; generous for debug builds
         const Summary s = summarize(r);
         CHECK(s.accepted == 8819);
@@ -515,7 +516,7 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
         CHECK(std::count(seen.begin(), seen.end(), 1) == 8819);
         for (const ShapeSummary& row : s.shapes)
           CHECK(row.cells.masked() == row.cells.computed - row.cells.useful);
-        if (p != Packer::none && w > 0) CHECK(s.prefill.runs < 8819);
+        if (p != "none" && w > 0) CHECK(s.prefill.runs < 8819);
       }
     }
   }
@@ -534,7 +535,7 @@ TEST_CASE("packing speed on the Azure code trace", "[.packing-bench]") {
   const RequestLog log = load_request_log(kAzure);
   for (const char* file : {"default.yaml", "pow2.yaml"}) {
     const BucketSet set = load_bucket_set(kTraces + "buckets/" + file);
-    for (Packer p : {Packer::none, Packer::first_fit, Packer::first_fit_decreasing, Packer::best_fit}) {
+    for (const std::string& p : PackerRegistry::instance().names()) {  // every registered packer
       for (double w : {0.0, 1000.0, 1e9}) {
         PackOptions o;
         o.packer = p;
@@ -542,7 +543,7 @@ TEST_CASE("packing speed on the Azure code trace", "[.packing-bench]") {
         const auto t0 = std::chrono::steady_clock::now();
         const Summary s = summarize(pack(log.requests, set, o));
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        std::cout << file << " " << to_string(p) << " W=" << w << " ms: " << ms
+        std::cout << file << " " << p << " W=" << w << " ms: " << ms
                   << " ms, prefill runs " << s.prefill.runs << ", fill " << s.prefill.fill << "\n";
       }
     }
@@ -705,10 +706,13 @@ TEST_CASE("pack options are validated", "[packing]") {
   o = PackOptions{};
   o.compile_pad_threshold = 2;
   CHECK_THAT(error_of([&] { validate(o); }), Catch::Contains("option 'compile_pad_threshold'"));
-  CHECK(parse_packer("first_fit_decreasing") == Packer::first_fit_decreasing);
-  CHECK(parse_packer("best-fit") == Packer::best_fit);
-  CHECK(!parse_packer("worst-fit"));
-  CHECK(parse_overflow("split") == Overflow::split);
+  CHECK(packer_name("first_fit_decreasing", "--policy") == "first-fit-decreasing");
+  CHECK(packer_name("ffd", "--policy") == "first-fit-decreasing");
+  CHECK(packer_name("best-fit", "--policy") == "best-fit");
+  CHECK(error_of([] { packer_name("worst-fit", "--policy"); }) ==
+        "--policy 'worst-fit': expected one of none, first-fit (ff), first-fit-decreasing (ffd), best-fit (bf) "
+        "(did you mean 'first-fit'?)");
+  CHECK(kOverflowNames.parse("split") == Overflow::split);
   // An empty log packs to an empty result.
   const Summary s = summarize(pack({}, set, PackOptions{}));
   CHECK(s.requests == 0);

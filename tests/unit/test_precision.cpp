@@ -77,8 +77,8 @@ TEST_CASE("int4 is half a byte, packed, never rounded to zero, and the MXU never
   CHECK(dtype_storage_bytes(DType::int4, 7) == 4);
   CHECK(dtype_storage_bytes(DType::bf16, 7) == 14);
   CHECK(dtype_storage_bytes(DType::fp32, 3) == 12);
-  CHECK(parse_dtype("int4") == DType::int4);
-  CHECK(dtype_choices() == "int8, fp8_e4m3, fp8_e5m2, bf16, fp16, fp32, int4");
+  CHECK(kDTypeNames.parse("int4") == DType::int4);
+  CHECK(kDTypeNames.choices() == "int8, fp8_e4m3, fp8_e5m2, bf16, fp16, fp32, int4");
   CHECK(!dtype_on_mxu(DType::int4));
 }
 

@@ -221,22 +221,23 @@ TEST_CASE("an edited or outdated header is refused at its line", "[trace]") {
   CHECK_THAT(error_of(replaced(text, fmt::format("config_hash {:#018x}", config_hash(c)),
                               fmt::format("config_hash {:#018x}", config_hash(c) ^ 1))),
              Catch::StartsWith(fmt::format("t.trace:{}: config_hash", hash_line)));
-  CHECK_THAT(error_of(replaced(text, "dataflow ws", "dataflow os")),
-             Catch::Contains("t.trace:2: dataflow os disagrees with the config line mxu.dataflow = ws"));
-  CHECK_THAT(error_of(replaced(text, "dataflow ws", "dataflow xs")),
-             Catch::Contains("t.trace:2: unknown dataflow 'xs': expected one of " + dataflow_choices()));
-  CHECK_THAT(error_of(replaced(text, "dtypes mxu.dtype=bf16", "dtypes mxu.dtype=fp32")),
-             Catch::Contains("t.trace:4: expected 'dtypes mxu.dtype=bf16'"));
-  CHECK_THAT(error_of(replaced(text, "dtypes mxu.dtype=bf16", "dtypes mxu.dtype=bf17")),
-             Catch::Contains("t.trace:4: key 'mxu.dtype': expected one of"));
-  CHECK_THAT(error_of(replaced(text, "dataflow ws\n", "dataflow ws\ndataflow ws\n")),
-             Catch::Contains("t.trace:3: 'dataflow' given twice (first on line 2)"));
-  CHECK_THAT(error_of(replaced(text, "system chips=1 chip=0", "system chips=1 chip=1")),
-             Catch::Contains("t.trace:5: chip 1 is not one of the system's 1 chip(s)"));
-  CHECK_THAT(error_of(replaced(text, "memory ideal=false\n", "")),
-             Catch::Contains("expected a 'memory' line before 'chip'"));
-  CHECK_THAT(error_of(replaced(text, "systolic-trace 2", "systolic-trace 1")),
-             Catch::Contains("t.trace:1: trace format version 1 is not supported (this build reads version 2): "
-                             "recompile the trace with `systolic compile`"));
+  // One edit of the text each, and what the reader says about it.
+  const struct {
+    const char* from;
+    const char* to;
+    std::string message;
+  } edits[] = {
+      {"dataflow ws", "dataflow os", "t.trace:2: dataflow os disagrees with the config line mxu.dataflow = ws"},
+      {"dataflow ws", "dataflow xs", "t.trace:2: unknown dataflow 'xs': expected one of " + dataflow_choices()},
+      {"dtypes mxu.dtype=bf16", "dtypes mxu.dtype=fp32", "t.trace:4: expected 'dtypes mxu.dtype=bf16'"},
+      {"dtypes mxu.dtype=bf16", "dtypes mxu.dtype=bf17", "t.trace:4: key 'mxu.dtype': expected one of"},
+      {"dataflow ws\n", "dataflow ws\ndataflow ws\n", "t.trace:3: 'dataflow' given twice (first on line 2)"},
+      {"system chips=1 chip=0", "system chips=1 chip=1", "t.trace:5: chip 1 is not one of the system's 1 chip(s)"},
+      {"memory ideal=false\n", "", "expected a 'memory' line before 'chip'"},
+      {"systolic-trace 2", "systolic-trace 1",
+       "t.trace:1: trace format version 1 is not supported (this build reads version 2): "
+       "recompile the trace with `systolic compile`"},
+  };
+  for (const auto& e : edits) CHECK_THAT(error_of(replaced(text, e.from, e.to)), Catch::Contains(e.message));
   CHECK_THAT(error_of(text + "config mxu.rows 4\n"), Catch::Contains("'config' belongs to the header"));
 }

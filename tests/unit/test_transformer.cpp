@@ -122,8 +122,8 @@ TEST_CASE("buckets are BxS", "[transformer]") {
   CHECK_THROWS_WITH(parse_bucket("5000x16", "b.yaml:3"),
                     StartsWith("b.yaml:3: bucket '5000x16'") && Contains("B = 5000 is more than 4096"));
   CHECK_THROWS_WITH(parse_bucket("1x99999999", "x"), Contains("S = 99999999 is more than"));
-  CHECK(parse_phase("decode") == Phase::decode);
-  CHECK(!parse_phase("Decode"));
+  CHECK(kPhaseNames.parse("decode") == Phase::decode);
+  CHECK(!kPhaseNames.parse("Decode"));
 }
 
 TEST_CASE("every preset loads and lowers", "[transformer]") {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "driver.hpp"
 #include "models/common/clock.hpp"
 #include "models/common/sim_context.hpp"
 #include "models/engine/semaphores.hpp"
@@ -25,40 +26,18 @@ namespace {
 // Defaults: 128 lanes x 8 sublanes, 2 ops per cycle, transcendental = 4 ops, latency 8.
 const VpuConfig kDefault{};
 
-// Feeds the engine a list of ops from its own thread; notes each completion cycle.
-class Driver : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(Driver);
-  Driver(const sc_core::sc_module_name& name, VpuEngine& engine, std::vector<VpuOp> work)
-      : sc_module(name), engine_(engine), work_(std::move(work)) {
-    SC_THREAD(run);
-  }
-  std::vector<uint64_t> done;
-  std::vector<uint64_t> returned;
-
- private:
-  void run() {
-    for (const auto& op : work_) {
-      returned.push_back(engine_.run_op(op));
-      done.push_back(now_cycles());
-    }
-  }
-  VpuEngine& engine_;
-  std::vector<VpuOp> work_;
-};
-
 }  // namespace
 
 TEST_CASE("vector kinds have names that parse back", "[vpu]") {
-  for (const auto& name : vector_kind_names()) {
-    const auto kind = parse_vector_kind(name);
+  for (const auto& name : kVectorKindNames.names()) {
+    const auto kind = kVectorKindNames.parse(name);
     REQUIRE(kind);
-    CHECK(vector_kind_name(*kind) == name);
+    CHECK(kVectorKindNames.name(*kind) == name);
   }
-  CHECK(vector_kind_names().size() == 10);
-  CHECK(!parse_vector_kind("Softmax"));
-  CHECK(!parse_vector_kind("tanh"));
-  CHECK(vector_kind_choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
+  CHECK(kVectorKindNames.names().size() == 10);
+  CHECK(!kVectorKindNames.parse("Softmax"));
+  CHECK(!kVectorKindNames.parse("tanh"));
+  CHECK(kVectorKindNames.choices() == "add, mul, relu, gelu, silu, rmsnorm, layernorm, softmax, rope, dequantize");
 }
 
 TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
@@ -72,7 +51,7 @@ TEST_CASE("the cost table: ops per element, reductions and row ops", "[vpu]") {
                        Row{VectorKind::silu, 11, 0, 0}, Row{VectorKind::rmsnorm, 4, 1, 6},
                        Row{VectorKind::layernorm, 7, 2, 7}, Row{VectorKind::softmax, 8, 2, 4},
                        Row{VectorKind::rope, 4, 0, 0}, Row{VectorKind::dequantize, 1, 0, 0}}) {
-    INFO(vector_kind_name(r.kind));
+    INFO(kVectorKindNames.name(r.kind));
     const VectorCost c = vector_cost(kDefault, r.kind);
     CHECK(c.elem_ops == r.elem);
     CHECK(c.reductions == r.reductions);
@@ -197,12 +176,14 @@ TEST_CASE("the VPU engine advances SystemC time by the closed form", "[vpu]") {
                                 {VectorKind::rmsnorm, 0, 4096, DType::bf16},
                                 {VectorKind::rmsnorm, 1, 4096, DType::bf16},
                                 dequantize};
-  Driver driver("driver", engine, work);
+  testing::Driver<VpuOp> driver("driver", work, [&engine](const VpuOp& op) { return engine.run_op(op); });
   sc_core::sc_start();
   REQUIRE(driver.done.size() == 5);
+  std::vector<uint64_t> done;
+  for (const sc_core::sc_time& t : driver.done) done.push_back(time_to_cycles(t));
   // Dequantise [256, 256]: 32 x 2 vregs, one multiply each: 8 + 64 / 2 cycles.
   CHECK(driver.returned == std::vector<uint64_t>{392, 73736, 0, 82, 40});
-  CHECK(driver.done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
+  CHECK(done == std::vector<uint64_t>{392, 392 + 73736, 392 + 73736, 392 + 73736 + 82, 392 + 73736 + 82 + 40});
   const VpuStats& s = engine.stats();
   CHECK(s.instructions == 5);
   CHECK(s.elements == 1024ull * 768 + 12ull * 1024 * 1024 + 4096 + 65536);

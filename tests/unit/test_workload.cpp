@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/common/error.hpp"
+#include "sim/workload/reader.hpp"
 #include "sim/workload/scalesim.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -357,6 +358,22 @@ TEST_CASE("Topology CSV errors name file, line and column", "[workload]") {
                Contains("t.csv:2: layer 'G': column 'Sparsity': '2:4' is not supported"));
     CHECK_THAT(csv_error(h + "Conv_DP,8,8,3,3,100000,1,1,\n"),
                Contains("t.csv:2: layer 'Conv_DP': depthwise") && Contains("100000 channels"));
+  }
+}
+
+TEST_CASE("Every workload reader rejects an empty file, naming it", "[workload][registry]") {
+  for (const auto& e : WorkloadReaderRegistry::instance().entries()) {
+    for (const std::string& ext : e.impl->extensions()) {
+      const std::string path = temp_file("empty" + ext, "");
+      INFO(e.name << " " << path);
+      std::string message;
+      try {
+        e.impl->read(path, {});
+      } catch (const InputError& error) {
+        message = error.what();
+      }
+      CHECK(message.rfind(path + ":", 0) == 0);
+    }
   }
 }
 

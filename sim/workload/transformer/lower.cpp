@@ -206,7 +206,7 @@ void check_fits(const Lowered& l, const ModelSpec& m) {
       throw InputError(fmt::format(
           "model '{}' at {} [{}, {}]: op '{}' has more than 2^63 multiply-adds or elements; "
           "expected a smaller bucket",
-          m.name, phase_name(l.phase), l.batch, l.length, op.name));
+          m.name, kPhaseNames.name(l.phase), l.batch, l.length, op.name));
   }
 }
 
@@ -216,14 +216,6 @@ uint64_t saturating(u128 v) {
 }
 
 }  // namespace
-
-std::string_view phase_name(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }
-
-std::optional<Phase> parse_phase(std::string_view name) {
-  if (name == "prefill") return Phase::prefill;
-  if (name == "decode") return Phase::decode;
-  return std::nullopt;
-}
 
 packing::Shape parse_bucket(std::string_view text, const std::string& where) {
   const std::string prefix = where.empty() ? "" : where + ": ";
@@ -242,24 +234,6 @@ packing::Shape parse_bucket(std::string_view text, const std::string& where) {
   if (*b > packing::kMaxBatch) throw bad(fmt::format("B = {} is more than {}", *b, packing::kMaxBatch));
   if (*s > packing::kMaxTokens) throw bad(fmt::format("S = {} is more than {}", *s, packing::kMaxTokens));
   return {*b, *s};
-}
-
-std::string_view op_kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::matmul: return "matmul";
-    case OpKind::attention: return "attention";
-    case OpKind::vector: return "vector";
-  }
-  return "?";
-}
-
-std::string_view operand_name(Operand operand) {
-  switch (operand) {
-    case Operand::weights: return "weights";
-    case Operand::kv_cache: return "kv_cache";
-    case Operand::activations: return "activations";
-  }
-  return "?";
 }
 
 DType GemmShape::b_type(const Precision& p) const {
@@ -298,7 +272,7 @@ VpuOp TfOp::vpu_op(DType dtype) const {
 
 Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const LowerOptions& options) {
   validate_model(m);
-  const std::string at = fmt::format("model '{}' at {} [{}, {}]", m.name, phase_name(phase),
+  const std::string at = fmt::format("model '{}' at {} [{}, {}]", m.name, kPhaseNames.name(phase),
                                      bucket.batch, bucket.length);
   if (bucket.batch < 1 || bucket.batch > packing::kMaxBatch || bucket.length < 1 ||
       bucket.length > packing::kMaxTokens)

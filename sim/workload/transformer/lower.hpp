@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 #include "models/vpu/vpu_core.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/workload/transformer/model.hpp"
@@ -25,8 +26,7 @@
 namespace systolic::transformer {
 
 enum class Phase { prefill, decode };
-std::string_view phase_name(Phase phase);                // "prefill", "decode"
-std::optional<Phase> parse_phase(std::string_view name);
+inline constexpr auto kPhaseNames = name_table<Phase>({{Phase::prefill, "prefill"}, {Phase::decode, "decode"}});
 
 // "BxS" (prefill: B sequences of S tokens) or "BxL" (decode: B slots, KV length L), e.g.
 // "4x2048": two positive decimal integers joined by 'x', B <= packing::kMaxBatch and
@@ -35,7 +35,7 @@ std::optional<Phase> parse_phase(std::string_view name);
 packing::Shape parse_bucket(std::string_view text, const std::string& where);
 
 enum class OpKind { matmul, attention, vector };
-std::string_view op_kind_name(OpKind kind);  // "matmul", "attention", "vector"
+inline constexpr auto kOpKindNames = name_table<OpKind>({{OpKind::matmul, "matmul"}, {OpKind::attention, "attention"}, {OpKind::vector, "vector"}});
 
 // Where a GEMM's B operand (K x N, the side loaded into the array) comes from.
 enum class Operand {
@@ -43,7 +43,7 @@ enum class Operand {
   kv_cache,     // decode: this slot's cached keys/values, streamed from HBM
   activations,  // produced on chip by earlier ops (prefill attention: K and V)
 };
-std::string_view operand_name(Operand operand);
+inline constexpr auto kOperandNames = name_table<Operand>({{Operand::weights, "weights"}, {Operand::kv_cache, "kv_cache"}, {Operand::activations, "activations"}});
 
 // A[m, k] x B[k, n]. hbm_bytes() is what one instance must read from HBM for B: k*n at the
 // weight or KV cache type (packed: int4 is half a byte), 0 for activations and for a B already streamed by the op before

@@ -103,7 +103,7 @@ void check_relations(const ModelSpec& m, const std::set<std::string>& given, con
   if (m.mla && m.mla->rope_head_dim > 0 && m.positional != Positional::rope)
     fail(at, "mla.rope_head_dim",
          fmt::format("key 'mla.rope_head_dim': {} needs positional: rope, got positional: {}",
-                     m.mla->rope_head_dim, positional_name(m.positional)));
+                     m.mla->rope_head_dim, kPositionalNames.name(m.positional)));
   if (m.positional == Positional::learned && !m.max_seq)
     fail(at, "positional",
          "key 'positional': learned positions need max_seq (the size of the position table)");
@@ -117,14 +117,8 @@ class Reader {
     ModelSpec m;
     m.source = path_;
     m.name = std::filesystem::path(path_).stem().string();
-    lines_[""] = 1;
-    if (!root || root.IsNull())
-      fail_line(0, "empty file; expected a model description (see docs/transformers.md)");
-    if (!root.IsMap())
-      fail_line(yaml_line(root, 1),
-                fmt::format("expected a map of model dimensions (layers, d_model, heads, ...), "
-                            "got {}",
-                            describe_yaml(root)));
+    require_yaml_map(root, path_, "empty file; expected a model description (see docs/transformers.md)",
+                     "expected a map of model dimensions (layers, d_model, heads, ...)");
     lines_[""] = yaml_line(root, 1);
     std::set<std::string> seen;
     for (const auto& entry : root) {
@@ -134,7 +128,7 @@ class Reader {
       lines_[key] = line;
       const YAML::Node& v = entry.second;
       if (key == "name") m.name = string_value(v, line, key);
-      else if (key == "kind") m.kind = choice(v, line, key, {"decoder", "encoder"}) == 0 ? ModelKind::decoder : ModelKind::encoder;
+      else if (key == "kind") m.kind = choice(v, line, key, kModelKindNames);
       else if (key == "layers") m.layers = int_value(v, line, key, 1, kMaxLayers, "number of layers");
       else if (key == "d_model") m.d_model = int_value(v, line, key, 1, kMaxDim, "model width");
       else if (key == "heads") m.heads = int_value(v, line, key, 1, kMaxDim, "query heads");
@@ -149,10 +143,10 @@ class Reader {
       } else if (key == "dtype" || key == "weight_dtype" || key == "activation_dtype" || key == "kv_dtype")
         types_[key] = dtype_value(v, line, key);
       else if (key == "fp8_scale") m.precision.fp8_scale = scale_value(v, line, key);
-      else if (key == "norm") m.norm = choice(v, line, key, {"rmsnorm", "layernorm"}) == 0 ? NormKind::rmsnorm : NormKind::layernorm;
-      else if (key == "activation") m.activation = static_cast<Activation>(choice(v, line, key, {"silu", "gelu", "relu"}));
+      else if (key == "norm") m.norm = choice(v, line, key, kNormKindNames);
+      else if (key == "activation") m.activation = choice(v, line, key, kActivationNames);
       else if (key == "gated_ffn") m.gated_ffn = bool_value(v, line, key);
-      else if (key == "positional") m.positional = choice(v, line, key, {"rope", "learned"}) == 0 ? Positional::rope : Positional::learned;
+      else if (key == "positional") m.positional = choice(v, line, key, kPositionalNames);
       else if (key == "tied_embeddings") m.tied_embeddings = bool_value(v, line, key);
       else if (key == "moe") m.moe = read_moe(v, line);
       else m.mla = read_mla(v, line);  // mla
@@ -176,10 +170,7 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail_line(int64_t line, const std::string& message) const {
-    if (line > 0) throw InputError(fmt::format("{}:{}: {}", path_, line, message));
-    throw InputError(fmt::format("{}: {}", path_, message));
-  }
+  [[noreturn]] void fail_line(int64_t line, const std::string& message) const { systolic::fail(path_, line, message); }
 
   // Keys given, with nested ones as "moe.top_k".
   std::set<std::string> seen_all(std::set<std::string> top) const {
@@ -225,23 +216,18 @@ class Reader {
               fmt::format("key '{}': expected true or false, got {}", key, describe_yaml(v)));
   }
 
-  size_t choice(const YAML::Node& v, int64_t line, const std::string& key,
-                const std::vector<std::string>& choices) {
+  template <class E, size_t N>
+  E choice(const YAML::Node& v, int64_t line, const std::string& key, const NameTable<E, N>& names) {
     const std::string word = v.IsScalar() ? v.Scalar() : "";
-    for (size_t i = 0; i < choices.size(); ++i)
-      if (choices[i] == word) return i;
+    if (const auto value = names.parse(word)) return *value;
     fail_line(yaml_line(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
-                                            join(choices), describe_yaml(v),
-                                            did_you_mean(word, choices)));
+                                            names.choices(), describe_yaml(v), names.suggest(word)));
   }
 
   DType dtype_value(const YAML::Node& v, int64_t line, const std::string& key) {
-    const std::string name = v.IsScalar() ? v.Scalar() : "";
-    if (auto t = parse_dtype(name)) return *t;
-    fail_line(yaml_line(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
-                                            dtype_choices(), describe_yaml(v),
-                                            did_you_mean(name, dtype_names())));
+    return choice(v, line, key, kDTypeNames);
   }
+
 
   double scale_value(const YAML::Node& v, int64_t line, const std::string& key) {
     const std::string text = v.IsScalar() && v.Tag() != "!" ? v.Scalar() : "";
@@ -356,41 +342,30 @@ std::optional<PrecisionIssue> check_precision(const Precision& p) {
   if (!dtype_on_mxu(p.activations))
     return PrecisionIssue{"activation_dtype",
                           fmt::format("key 'activation_dtype': {} is a weight storage type; expected one of {}",
-                                      dtype_name(p.activations), names(activation_types()))};
+                                      kDTypeNames.name(p.activations), names(activation_types()))};
   const auto weights = mxu_operands(p.activations, p.weights);
   if (const auto* why = std::get_if<std::string>(&weights))
     return PrecisionIssue{"weight_dtype",
                           fmt::format("key 'weight_dtype': {}; with activation_dtype {} expected one of {}", *why,
-                                      dtype_name(p.activations), names(b_types_for(p.activations)))};
+                                      kDTypeNames.name(p.activations), names(b_types_for(p.activations)))};
   // The fused attention reads K and V as the MXU does: a KV type that needs a dequantise op
   // (integers under float queries, int4) is not modelled.
   std::vector<std::string> kv_types;
   for (const auto& name : b_types_for(p.activations)) {
-    const auto ops = mxu_operands(p.activations, *parse_dtype(name));
+    const auto ops = mxu_operands(p.activations, *kDTypeNames.parse(name));
     if (!std::get<MxuOperands>(ops).dequantize_b) kv_types.push_back(name);
   }
-  const std::string kv(dtype_name(p.kv_cache));
+  const std::string kv(kDTypeNames.name(p.kv_cache));
   if (std::find(kv_types.begin(), kv_types.end(), kv) == kv_types.end())
     return PrecisionIssue{"kv_dtype",
                           fmt::format("key 'kv_dtype': {} with activation_dtype {}; expected one of {}{}", kv,
-                                      dtype_name(p.activations), names(kv_types),
+                                      kDTypeNames.name(p.activations), names(kv_types),
                                       dtype_is_float(p.activations)
                                           ? " (an integer KV cache under float queries would need a dequantise "
                                             "step inside attention, which is not modelled)"
                                           : " (int8 queries read an int8 cache)")};
   return std::nullopt;
 }
-
-std::string_view norm_name(NormKind n) { return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
-std::string_view activation_name(Activation a) {
-  switch (a) {
-    case Activation::silu: return "silu";
-    case Activation::gelu: return "gelu";
-    case Activation::relu: return "relu";
-  }
-  return "?";
-}
-std::string_view positional_name(Positional p) { return p == Positional::rope ? "rope" : "learned"; }
 
 ModelSpec load_model(const std::string& path) {
   if (std::filesystem::is_directory(path))

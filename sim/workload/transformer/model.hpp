@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "models/common/dtype.hpp"
+#include "models/common/names.hpp"
 
 namespace systolic::transformer {
 
@@ -37,6 +38,10 @@ enum class NormKind { rmsnorm, layernorm };
 enum class Activation { silu, gelu, relu };
 enum class Positional { rope, learned };
 enum class ModelKind { decoder, encoder };  // encoder (BERT): prefill only, no decode phase
+inline constexpr auto kNormKindNames = name_table<NormKind>({{NormKind::rmsnorm, "rmsnorm"}, {NormKind::layernorm, "layernorm"}});
+inline constexpr auto kActivationNames = name_table<Activation>({{Activation::silu, "silu"}, {Activation::gelu, "gelu"}, {Activation::relu, "relu"}});
+inline constexpr auto kPositionalNames = name_table<Positional>({{Positional::rope, "rope"}, {Positional::learned, "learned"}});
+inline constexpr auto kModelKindNames = name_table<ModelKind>({{ModelKind::decoder, "decoder"}, {ModelKind::encoder, "encoder"}});
 
 // Mixture of experts: every layer from `dense_layers` on replaces its FFN with a router over
 // `experts` routed experts (each token goes to `top_k` of them) plus `shared_experts` experts
@@ -116,9 +121,5 @@ struct PrecisionIssue {
   std::string message;
 };
 std::optional<PrecisionIssue> check_precision(const Precision& p);
-
-std::string_view norm_name(NormKind n);
-std::string_view activation_name(Activation a);
-std::string_view positional_name(Positional p);
 
 }  // namespace systolic::transformer

@@ -105,10 +105,10 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
 void override_precision(const std::string& path, const WorkloadOptions& options, transformer::Precision& p) {
   const auto set = [&](const std::string& text, const char* flag, DType& field) {
     if (text.empty()) return;
-    const auto type = parse_dtype(text);
+    const auto type = kDTypeNames.parse(text);
     if (!type)
-      fail(path, 0, fmt::format("{} '{}': expected one of {}{}", flag, text, dtype_choices(),
-                                did_you_mean(text, dtype_names())));
+      fail(path, 0, fmt::format("{} '{}': expected one of {}{}", flag, text, kDTypeNames.choices(),
+                                kDTypeNames.suggest(text)));
     field = *type;
   };
   set(options.weight_dtype, "--weight-dtype", p.weights);
@@ -123,8 +123,10 @@ transformer::Lowered lower_model(const std::string& path, const WorkloadOptions&
   using namespace transformer;
   if (options.bucket.empty())
     fail(path, 0, "a transformer model needs a static shape: give --bucket BxS (prefill) or BxL (decode)");
-  const auto phase = parse_phase(options.phase);
-  if (!phase) fail(path, 0, "--phase '" + options.phase + "': expected prefill or decode");
+  const auto phase = kPhaseNames.parse(options.phase);
+  if (!phase)
+    fail(path, 0, fmt::format("--phase '{}': expected {}{}", options.phase, kPhaseNames.choices(" or "),
+                              kPhaseNames.suggest(options.phase)));
   model = load_model(path);
   override_precision(path, options, model.precision);
   return lower(model, *phase, parse_bucket(options.bucket, "--bucket"));
@@ -153,9 +155,11 @@ std::vector<Workload> load_model_workloads(const std::string& path, const Worklo
   ShardOptions shard_options;
   shard_options.tp = options.tp;
   shard_options.ep = options.ep;
-  if (options.routing != "uniform" && options.routing != "skewed")
-    fail(path, 0, "--routing '" + options.routing + "': expected uniform or skewed");
-  shard_options.routing = options.routing == "skewed" ? Routing::skewed : Routing::uniform;
+  const auto routing = kRoutingNames.parse(options.routing);
+  if (!routing)
+    fail(path, 0, fmt::format("--routing '{}': expected {}{}", options.routing, kRoutingNames.choices(" or "),
+                              kRoutingNames.suggest(options.routing)));
+  shard_options.routing = *routing;
   // The CLI's --skew range, checked here too for the Python module's skew=.
   if (!(options.skew >= 0 && options.skew <= 10))
     fail(path, 0, fmt::format("--skew {}: expected a Zipf exponent in [0, 10]", options.skew));

@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "models/common/names.hpp"
 #include "sim/workload/transformer/lower.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic::transformer {
 
 enum class Routing { uniform, skewed };
+inline constexpr auto kRoutingNames = name_table<Routing>({{Routing::uniform, "uniform"}, {Routing::skewed, "skewed"}});
 
 struct ShardOptions {
   int64_t tp = 1;  // tensor-parallel degree: 1 or the system's chip count

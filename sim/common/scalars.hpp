@@ -1,0 +1,60 @@
+#pragma once
+// Strict parsing of one YAML scalar (no silent conversions: "12abc" is not a number): the
+// config keys (sim/config/values.hpp) and the workload readers read numbers and byte sizes
+// the same way. Errors are std::invalid_argument("expected <kind>, got '<text>'"); the caller
+// adds the file and key.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/common/suggest.hpp"
+
+namespace systolic::scalars {
+
+inline std::string scalar_text(const YAML::Node& node) {
+  if (!node.IsScalar()) throw std::invalid_argument("expected a single value, got a list or map");
+  return node.Scalar();
+}
+
+// `names`: the choices, for a did-you-mean when `got` is a plausible typo of one.
+[[noreturn]] inline void expected(const std::string& kind, const std::string& got,
+                                  const std::vector<std::string>& names = {}) {
+  throw std::invalid_argument(fmt::format("expected {}, got '{}'{}", kind, got, did_you_mean(got, names)));
+}
+
+inline long double parse_number(const std::string& text, const std::string& kind) {
+  if (text.empty()) expected(kind, text);
+  char* end = nullptr;
+  const long double v = std::strtold(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(static_cast<double>(v))) expected(kind, text);
+  return v;
+}
+
+// Bytes: a plain integer, or a number with a unit: B, KiB, MiB, GiB, TiB (binary) or
+// kB, MB, GB, TB (decimal); "16 MiB", "512KiB", "1.5 GiB" (must come to whole bytes).
+inline uint64_t parse_bytes(const std::string& text, const std::string& kind) {
+  static const std::vector<std::pair<std::string, long double>> units = {
+      {"TiB", 1099511627776.0L}, {"GiB", 1073741824.0L}, {"MiB", 1048576.0L}, {"KiB", 1024.0L},
+      {"TB", 1e12L}, {"GB", 1e9L}, {"MB", 1e6L}, {"kB", 1e3L}, {"B", 1.0L}};
+  std::string number = text;
+  long double scale = 1;
+  for (const auto& [unit, factor] : units)
+    if (text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0) {
+      number = text.substr(0, text.size() - unit.size());
+      while (!number.empty() && number.back() == ' ') number.pop_back();
+      scale = factor;
+      break;
+    }
+  const long double v = parse_number(number, kind) * scale;
+  if (v < 0 || v != std::floor(v) || v > 1.8e19L) expected(kind, text);
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace systolic::scalars
