@@ -21,11 +21,21 @@
 namespace systolic::cli {
 namespace {
 
+// The folder holding the `systolic` package: beside the executable in a build tree
+// (<build>/python), or where `cmake --install` puts it (<prefix>/lib/python3/dist-packages,
+// which Debian's python3 searches for prefix /usr/local).
 std::filesystem::path python_package_dir() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw InputError("sweep: cannot locate the systolic executable (/proc/self/exe)");
-  return exe.parent_path() / "python";
+  const auto build_tree = exe.parent_path() / "python";
+  const auto installed = exe.parent_path().parent_path() / "lib" / "python3" / "dist-packages";
+  for (const auto& dir : {build_tree, installed})
+    if (std::filesystem::exists(dir / "systolic" / "__init__.py")) return dir;
+  throw InputError(fmt::format(
+      "sweep: the systolic Python package is neither built next to this executable ({}/systolic) nor "
+      "installed beside it ({}/systolic); install pybind11-dev and python3-dev and rebuild",
+      build_tree.string(), installed.string()));
 }
 
 }  // namespace
@@ -39,11 +49,6 @@ Command add_sweep_command(CLI::App& app) {
   cmd->allow_extras();
   return {cmd, [cmd]() -> int {
     const auto pydir = python_package_dir();
-    if (!std::filesystem::exists(pydir / "systolic" / "__init__.py"))
-      throw InputError(fmt::format(
-          "sweep: the systolic Python package is not built next to this executable (expected "
-          "{}/systolic); install pybind11-dev and python3-dev and rebuild",
-          pydir.string()));
     const char* python_env = std::getenv("SYSTOLIC_PYTHON");
     const std::string python = python_env && *python_env ? python_env : "/usr/bin/python3";
 

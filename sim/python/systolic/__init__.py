@@ -10,13 +10,35 @@
 Runs in one process are independent (each builds the chip in a fresh SystemC context) but
 serialised; the GIL is released while simulating. For many runs in parallel use
 systolic.sweep (docs/sweeps.md), which runs points in worker processes or on a Dask cluster.
-Import with PYTHONPATH=<build>/python and Debian's /usr/bin/python3.
+Import with PYTHONPATH=<build>/python (or after `cmake --install`) and Debian's /usr/bin/python3;
+another interpreter fails at import with one sentence saying which to use.
 """
 
 import os as _os
+import sys as _sys
 
-from . import _systolic
-from ._systolic import Config, InputError, Program
+from ._build_info import BUILT_FOR as _BUILT_FOR
+
+
+def _require(what):
+    """Fails at import, in one sentence, where a later call would (a pyenv or venv python3
+    lacks Debian's pandas; another Python version cannot load the extension)."""
+    raise ImportError(
+        f"systolic was built for {_BUILT_FOR} and needs {what}, which this interpreter "
+        f"({_sys.executable}, Python {_sys.version.split()[0]}) does not have: run it with {_BUILT_FOR}")
+
+
+try:
+    from . import _systolic
+except ImportError:
+    _require("its compiled extension _systolic (built for that interpreter's Python version)")
+for _module in ("numpy", "pandas"):
+    try:
+        __import__(_module)
+    except ImportError:
+        _require(f"{_module} (Debian package python3-{_module})")
+
+from ._systolic import Config, InputError, Program  # noqa: E402
 
 __all__ = ["Config", "InputError", "Program", "Result", "load_config", "run", "compile",
            "sweep", "__version__"]
