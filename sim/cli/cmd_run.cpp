@@ -1,6 +1,7 @@
 // systolic run: simulate a workload on a chip or a system (sim/run/pipeline.hpp), print the
 // summary, write OUTDIR/report.json.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
@@ -58,6 +59,14 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
   cmd->add_option("--kv-dtype", shape.kv_dtype, "Transformer KV cache's type, e.g. fp8_e4m3");
 }
 
+namespace {
+// A run never replaces an earlier run's files without saying so (the default -o is ./out).
+void note_replaced(const std::vector<std::string>& paths) {
+  for (const auto& path : paths)
+    if (std::filesystem::exists(path)) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
+}
+}  // namespace
+
 Command add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Simulate a workload on a chip configuration");
@@ -79,10 +88,14 @@ Command add_run_command(CLI::App& app) {
     if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
-    write_file_atomically((std::filesystem::path(opts->outdir) / "report.json").string(),
-                          run.report.dump(2) + "\n");
+    const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
+    std::vector<std::string> written = {report_path};
+    if (!opts->timeline.empty()) written.push_back(opts->timeline);
+    if (!opts->vcd.empty()) written.push_back(opts->vcd);
+    note_replaced(written);
+    write_file_atomically(report_path, run.report.dump(2) + "\n");
     if (!opts->timeline.empty()) write_file_atomically(opts->timeline, run.timeline.dump() + "\n");
-    if (!opts->quiet) fmt::print("{}", format_summary(run.report));
+    if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;
   }};
 }
