@@ -11,7 +11,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config time
   libsystemc-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev catch2
   pybind11-dev python3-dev python3-pytest python3-numpy python3-pandas python3-matplotlib
-  python3-distributed python3-yaml python3-onnx
+  python3-distributed python3-yaml python3-onnx python3-tqdm
   chromium gtkwave
 )
 

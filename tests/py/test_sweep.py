@@ -313,7 +313,7 @@ def test_systolic_sweep_command(tmp_path):
     proc = subprocess.run([str(CLI), "sweep", str(spec), "-j", "1", "-o", str(tmp_path / "o")],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "2/2 done" in proc.stderr
+    assert "100% 2/2 [" in proc.stderr and "already=0, failed=0]" in proc.stderr  # tqdm meter, one line
     assert len(db_rows(tmp_path / "o")) == 2
     proc = subprocess.run([str(CLI), "sweep", str(tmp_path / "none.yaml")], capture_output=True,
                           text=True, env=env)

@@ -28,7 +28,6 @@ import signal
 import socket
 import sqlite3
 import sys
-import time
 import types
 
 import systolic
@@ -547,61 +546,50 @@ def write_csv(path, cols, rows):
 
 # ----------------------------------------------------------------------------- progress
 
-def _clock(seconds):
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
-
-
 class Progress:
-    """A plain-text progress bar on stderr: points done (of all, incl. skipped), failures,
-    elapsed time and ETA. Rewrites one line on a terminal; elsewhere prints a line every few
-    seconds."""
+    """The sweep's progress on stderr, formatted by tqdm (Debian python3-tqdm): points done of
+    all (those already in the store count as done from the start, shown as `already`),
+    failures, elapsed time, rate and ETA. On a terminal tqdm redraws one line; in a log file
+    (CI) one line is printed at most every 5 s and at the end, each ending in a newline."""
+
+    LOG_EVERY_S = 5.0
 
     def __init__(self, name, total, skipped, enabled=True, stream=None):
-        self.name, self.total, self.skipped = name, total, skipped
-        self.ran = self.failed = 0
+        from tqdm import tqdm
+
         self.stream = stream or sys.stderr
-        self.enabled = enabled
-        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.started = time.monotonic()
-        self.last = 0.0
-        self.printed = None
-        self.draw()
+        self.enabled, self.failed, self.skipped = enabled, 0, skipped
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        # On a terminal tqdm draws; in a log it only counts, and log_line() prints its meter.
+        self.bar = tqdm(total=total, initial=skipped, desc=f"sweep {name}", unit="point",
+                        file=self.stream, disable=not enabled, mininterval=0.2,
+                        dynamic_ncols=True, postfix=self._postfix(), delay=0 if self.tty else float("inf"))
+        self.logged_at = None
+        self.log_line()
+
+    def _postfix(self):
+        return {"already": self.skipped, "failed": self.failed}
 
     def update(self, ok):
-        self.ran += 1
         self.failed += 0 if ok else 1
-        self.draw()
+        self.bar.set_postfix(self._postfix(), refresh=False)
+        self.bar.update(1)
+        self.log_line()
 
-    def line(self):
-        done = self.skipped + self.ran
-        width = 24
-        filled = int(width * done / self.total) if self.total else width
-        elapsed = time.monotonic() - self.started
-        todo = self.total - done
-        eta = "0:00" if not todo else (_clock(elapsed / self.ran * todo) if self.ran else "?")
-        return (f"sweep {self.name} [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}"
-                f" done ({self.skipped} already), {self.failed} failed, "
-                f"elapsed {_clock(elapsed)}, ETA {eta}")
-
-    def draw(self, final=False):
-        if not self.enabled:
+    def log_line(self, final=False):
+        if not self.enabled or self.tty:
             return
-        now = time.monotonic()
-        if self.tty:
-            self.stream.write("\r\033[K" + self.line() + ("\n" if final else ""))
+        now = self.bar._time()
+        if final or self.logged_at is None or now - self.logged_at >= self.LOG_EVERY_S:
+            d = self.bar.format_dict
+            d["ncols"] = 0  # no bar width: the counts, times and rate only
+            self.stream.write(self.bar.format_meter(**d) + "\n")
             self.stream.flush()
-        elif final or now - self.last >= 5 or self.ran == 0 and self.last == 0:
-            line = self.line()
-            if final and line == self.printed:
-                return
-            self.stream.write(line + "\n")
-            self.stream.flush()
-            self.last, self.printed = now, line
+            self.logged_at = now
 
     def close(self):
-        self.draw(final=True)
+        self.log_line(final=True)
+        self.bar.close()
 
 
 # ----------------------------------------------------------------------------- executors
