@@ -38,11 +38,12 @@ are listed in a comment at the top of the output.
 """
 import argparse
 import collections
-import json
 import math
 import os
 import sys
 import warnings
+
+import yaml
 
 try:
     import onnx
@@ -409,10 +410,8 @@ class Converter:
 
 
 def _yaml_entry(entry):
-    parts = []
-    for key, value in entry.items():
-        parts.append(f"{key}: {json.dumps(value) if isinstance(value, str) else value}")
-    return "{" + ", ".join(parts) + "}"
+    """One entry as a YAML flow mapping on one line (PyYAML quotes what needs quoting)."""
+    return yaml.safe_dump(entry, default_flow_style=True, width=float("inf"), sort_keys=False).strip()
 
 
 def render(conv, source, name, vector_ops):
@@ -425,7 +424,7 @@ def render(conv, source, name, vector_ops):
     if conv.skipped:
         listed = ", ".join(f"{op} x{n}" for op, n in sorted(conv.skipped.items()))
         lines.append(f"# Not GEMMs{'' if vector_ops else ' or not written (--vector-ops)'}: {listed}")
-    lines.append(f"name: {json.dumps(name)}")
+    lines.append(yaml.safe_dump({"name": name}, width=float("inf")).strip())
     lines.append("gemms:")
     for entry, note in conv.gemms:
         lines.append(f"  - {_yaml_entry(entry)}  # {note}")

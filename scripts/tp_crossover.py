@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import yaml
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -50,12 +52,12 @@ def main():
                 sys.exit(f"--ffn {a.ffn} is not divisible by Y = {y}")
             wl = os.path.join(tmp, f"mlp_tp{y}.yaml")
             act = a.tokens * a.d_model * 2
+            gemms = [{"name": "all_gather_x", "collective": "all_gather", "bytes": act},
+                     {"name": "w_in", "m": a.tokens, "k": a.d_model, "n": a.ffn // y},
+                     {"name": "w_out", "m": a.tokens, "k": a.ffn // y, "n": a.d_model},
+                     {"name": "reduce_scatter_y", "collective": "reduce_scatter", "bytes": act}]
             with open(wl, "w") as f:
-                f.write("gemms:\n")
-                f.write(f"  - {{name: all_gather_x, collective: all_gather, bytes: {act}}}\n")
-                f.write(f"  - {{name: w_in, m: {a.tokens}, k: {a.d_model}, n: {a.ffn // y}}}\n")
-                f.write(f"  - {{name: w_out, m: {a.tokens}, k: {a.ffn // y}, n: {a.d_model}}}\n")
-                f.write(f"  - {{name: reduce_scatter_y, collective: reduce_scatter, bytes: {act}}}\n")
+                yaml.safe_dump({"gemms": gemms}, f, sort_keys=False)
             r = run(a.systolic, a.config, wl, y, a.link_gbps, os.path.join(tmp, f"out{y}"), a.ideal_memory)
             mhz = r["config"]["clock_mhz"]
             chip = r["chips"][0]
