@@ -82,6 +82,20 @@ ConfigKey bool_key(std::string path, Ref ref, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
+// A MAC rate (models/mxu/mxu_timing.hpp): n or 1/n products per PE per cycle, n an integer.
+template <class Ref>
+ConfigKey mac_rate_key(std::string path, Ref ref, std::string doc) {
+  const std::string kind = fmt::format("n or 1/n for an integer n in [1, {}], e.g. 2 or 0.5", kMaxMacRate);
+  return {std::move(path), kind, "MACs/PE/cycle", std::move(doc),
+          [ref, kind](ChipConfig& c, const YAML::Node& n) {
+            const std::string text = scalar_text(n);
+            const auto rate = mac_rate_of(static_cast<double>(parse_number(text, kind)));
+            if (!rate) expected(kind, text);
+            ref(c) = *rate;
+          },
+          [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c).per_cycle()); }};
+}
+
 // Bytes: a plain integer, or a number with a unit: B, KiB, MiB, GiB, TiB (binary) or
 // kB, MB, GB, TB (decimal); "16 MiB", "512KiB", "1.5 GiB" (must come to whole bytes).
 inline uint64_t parse_bytes(const std::string& text, const std::string& kind) {
