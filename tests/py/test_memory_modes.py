@@ -38,6 +38,9 @@ def check_ordered(ideal, real):
     for ci, cr in zip(chips_i, chips_r):
         floor = floor_cycles(ci, ideal["config"])
         assert floor <= ci["totals"]["cycles"] <= cr["totals"]["cycles"], (floor, ci["totals"], cr["totals"])
+        for chip in (ci, cr):  # each type against its own peak: never above 1
+            for row in [chip["totals"], *chip["layers"]]:
+                assert row["utilization"] <= 1 + 1e-12 and row["mapping_efficiency"] <= 1 + 1e-12, row
         for key in ("macs", "macs_issued", "hbm_bytes_read", "hbm_bytes_written"):
             assert ci["totals"][key] == cr["totals"][key], key
     assert ideal["totals"]["cycles"] <= real["totals"]["cycles"]

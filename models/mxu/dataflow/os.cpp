@@ -49,7 +49,7 @@ struct OsFold {
 // Which (fold, step) a PE's operands belong to; fold -1: a bubble. Step s carries k = sP .. sP+P-1.
 struct Tag {
   int64_t fold = -1;
-  int64_t k = 0;
+  int64_t step = 0;
 };
 
 template <class In>
@@ -100,18 +100,18 @@ class OsGrid {
   // t - S_f - lane is in [0, KS). Lanes beyond M or N carry zeros.
   Tag feed(int64_t t, int64_t lane) {
     for (const OsFold& f : live_) {
-      const int64_t k = t - f.stream - lane;
-      if (k >= 0 && k < KS_) return {f.index, k};
+      const int64_t s = t - f.stream - lane;
+      if (s >= 0 && s < KS_) return {f.index, s};
     }
     return {};
   }
   // The j-th of the P values of step g entering row r (A) or column c (B).
   V a_in(const Tag& g, int64_t r, int64_t j) {
-    const int64_t m = fold(g.fold).m0 + r, k = g.k * P_ + j;
+    const int64_t m = fold(g.fold).m0 + r, k = g.step * P_ + j;
     return g.fold >= 0 && m < M_ && k < K_ ? T::value(a_(m, k)) : V{};
   }
   V b_in(const Tag& g, int64_t c, int64_t j) {
-    const int64_t n = fold(g.fold).n0 + c, k = g.k * P_ + j;
+    const int64_t n = fold(g.fold).n0 + c, k = g.step * P_ + j;
     return g.fold >= 0 && n < N_ && k < K_ ? T::value(b_(k, n)) : V{};
   }
 
@@ -132,9 +132,9 @@ class OsGrid {
         }
         tag_[i] = g;
         if (g.fold < 0) continue;
-        acc_[i] = (g.k == 0 ? V{} : acc_[i]) + av_[i * P] * bv_[i * P];
+        acc_[i] = (g.step == 0 ? V{} : acc_[i]) + av_[i * P] * bv_[i * P];
         for (size_t j = 1; j < P; ++j) acc_[i] = acc_[i] + av_[i * P + j] * bv_[i * P + j];
-        if (g.k == KS_ - 1) emit(fold(g.fold), r, col, acc_[i], c);
+        if (g.step == KS_ - 1) emit(fold(g.fold), r, col, acc_[i], c);
       }
   }
 
@@ -155,7 +155,7 @@ class OsGrid {
         p.activation = T::to_double(av_[i * static_cast<size_t>(P_)]);
         p.psum = T::to_double(acc_[i]);
         p.fold = static_cast<int>(g.fold);
-        p.row = g.fold >= 0 ? g.k : -1;
+        p.row = g.fold >= 0 ? g.step : -1;
         p.active = g.fold >= 0 && fold(g.fold).m0 + r < M_ && fold(g.fold).n0 + col < N_;
       }
     observer_->on_cycle(static_cast<uint64_t>(t), pes_);
