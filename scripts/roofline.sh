@@ -17,7 +17,7 @@ for B in 1 2 4 8 16 32 64 128 192 256 384 512 1024 2048 4096; do
   /usr/bin/python3 - "$WORK/out/report.json" "$B" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); b = int(sys.argv[2]); c = r["config"]; t = r["totals"]
-peak_macs = c["mxu"]["rows"] * c["mxu"]["cols"] * c["mxu"]["count"] * c["clock_mhz"] * 1e6
+peak_macs = c["mxu"]["rows"] * c["mxu"]["cols"] * c["mxu"]["count"] * c["mxu"]["rate"]["bf16"] * c["clock_mhz"] * 1e6
 mem_floor = 4096 * 4096 * 2 / (r["chips"][0]["memory"]["hbm"]["peak_gbps"] * 1e9)
 print(f"{b:6d} {t['cycles']:12d} {t['seconds'] * 1e6:12.1f} {mem_floor * 1e6:14.1f} "
       f"{b * 4096 * 4096 / peak_macs * 1e6:14.1f} {t['bound']:>8}")

@@ -50,9 +50,20 @@ def run(config, workload, sets=(), args=()):
         return json.loads((Path(out) / "report.json").read_text())
 
 
-def peak_macs_per_s(report):
+def mac_rate(report, dtype=None):
+    """MACs per PE per cycle in `dtype` (default mxu.dtype): mxu.rate.<type> (docs/mxu.md)."""
+    mxu = report["config"]["mxu"]
+    return mxu["rate"].get(dtype or mxu["dtype"], 1.0)  # a vector layer's type has no rate
+
+
+def peak_macs_per_s(report, dtype=None):
     c = report["config"]
-    return c["mxu"]["rows"] * c["mxu"]["cols"] * c["mxu"]["count"] * c["clock_mhz"] * 1e6
+    return c["mxu"]["rows"] * c["mxu"]["cols"] * c["mxu"]["count"] * mac_rate(report, dtype) * c["clock_mhz"] * 1e6
+
+
+def compute_floor_seconds(report):
+    """Every layer's MACs at the peak of the type it computes in."""
+    return sum(l["macs"] / peak_macs_per_s(report, l["dtype"]) for chip in report["chips"] for l in chip["layers"])
 
 
 def peak_bytes_per_s(report):
@@ -170,6 +181,11 @@ class Preset:
     compute_margin: float = 0.10
     memory_margin: float = 0.30
     llama: tuple = ()                         # (model, phase, bucket, margin) for --full
+    label: str = ""                           # the table's preset column; default the file's stem
+
+    @property
+    def name(self):
+        return self.label or Path(self.file).stem
 
 
 # Llama cases only where the model and its KV cache fit the preset's HBM.
@@ -179,6 +195,8 @@ PRESETS = [
     Preset("tpu-v4i.yaml"),
     Preset("tpu-v5e.yaml", llama=(("llama3-8b.yaml", "prefill", "1x2048", 0.25),
                                   ("llama3-8b.yaml", "decode", "1x2048", 0.25))),
+    # W8A8: int8 at mxu.rate.int8 = 2 (394 TOPS), its compute floor half the bf16 one.
+    Preset("tpu-v5e.yaml", ("mxu.dtype=int8",), label="tpu-v5e int8"),
     Preset("tpu-v5e-8.yaml", SINGLE_CHIP, llama=(("llama2-7b.yaml", "prefill", "1x2048", 0.25),
                                                  ("llama2-7b.yaml", "decode", "2x2048", 0.25))),
     Preset("tpu-v5p-64.yaml", SINGLE_CHIP, llama=(("llama3-8b.yaml", "prefill", "4x2048", 0.25),
@@ -222,9 +240,11 @@ def gemm_case(preset, case, m, k, n, margin):
     row = row_of(preset, f"{case} [{m}, {k}] x [{k}, {n}]", report, must_move, margin)
     # Weight-stationary: each MXU takes its share of the F folds, one every max(M, R) cycles
     # (tpu convention, docs/mxu.md); at M >= R and full folds this is the compute floor.
-    mxu, clock = report["config"]["mxu"], report["config"]["clock_mhz"] * 1e6
-    folds = -(-k // mxu["rows"]) * -(-n // mxu["cols"])
-    row.array_floor = max(row.compute_floor, -(-folds // mxu["count"]) * max(m, mxu["rows"]) / clock)
+    # At mxu.rate r a fold holds R x r rows of K when r > 1, and every cycle lasts 1 / r when r < 1.
+    mxu, clock, rate = report["config"]["mxu"], report["config"]["clock_mhz"] * 1e6, mac_rate(report)
+    folds = -(-k // (mxu["rows"] * round(max(rate, 1)))) * -(-n // mxu["cols"])
+    fold_cycles = max(m, mxu["rows"]) * round(max(1 / rate, 1))
+    row.array_floor = max(row.compute_floor, -(-folds // mxu["count"]) * fold_cycles / clock)
     return row
 
 
@@ -240,8 +260,8 @@ def llama_case(preset, model, phase, bucket, margin):
 
 def row_of(preset, case, report, must_move, margin):
     hbm = report["chips"][0]["memory"]["hbm"]
-    compute_floor = report["totals"]["macs"] / peak_macs_per_s(report)
-    return RooflineRow(Path(preset.file).stem, case, report["totals"]["seconds"], compute_floor, compute_floor,
+    compute_floor = compute_floor_seconds(report)
+    return RooflineRow(preset.name, case, report["totals"]["seconds"], compute_floor, compute_floor,
                        must_move / peak_bytes_per_s(report),
                        (hbm["bytes_read"] + hbm["bytes_written"]) / peak_bytes_per_s(report), margin)
 

@@ -52,12 +52,12 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
 
   const bool exact = config.mxu.model == MxuModel::exact;
   for (int i = 0; i < config.mxu.count; ++i) {
-    auto core = exact ? make_exact_mxu(config.mxu.shape(), config.mxu.convention, observer, config.mxu.dataflow)
-                      : make_fast_mxu(config.mxu.shape(), config.mxu.convention, config.mxu.dataflow);
+    const MxuSetup setup{config.mxu.shape(), config.mxu.rate, config.mxu.convention, config.mxu.dataflow};
+    auto core = exact ? make_exact_mxu(setup, observer) : make_fast_mxu(setup);
     auto mxu = std::make_unique<MxuEngine>(engine_name(EngineKind::mxu, i).c_str(), i,
                                            stream_for(program, {EngineKind::mxu, i}), semaphores_,
                                            std::move(core), config.mxu.seed);
-    mxu->attach_scratchpads(pads, config.mxu.shape(), config.mxu.dataflow);
+    mxu->attach_scratchpads(pads, setup);
     mxus_.push_back(mxu.get());
     owned_.push_back(std::move(mxu));
   }

@@ -30,7 +30,17 @@ struct MxuConfig {
   DataflowKind dataflow = DataflowKind::ws;  // which operand the array holds (docs/mxu.md)
   DType dtype = DType::bf16;
   uint64_t seed = 1;  // operand values of the exact model (workloads carry shapes, not data)
+  MacRates rate{};    // per compute type, default one product a cycle (docs/mxu.md "MAC rate")
+  // The geometry alone (rate 1): for views of the grid.
   ArrayShape shape() const { return {rows, cols}; }
+  // The array as a matmul computing in `compute` sees it: timing, folds, peak.
+  ArrayShape shape(DType compute) const { return at_rate(shape(), rate, compute); }
+  // A type's rate; a type the MXU never multiplies (int4, a vector layer's) counts no MACs: 1.
+  MacRate rate_of(DType t) const { return dtype_on_mxu(t) ? rate[static_cast<size_t>(t)] : MacRate{}; }
+  // All MXUs' MACs a cycle at the peak of `compute`.
+  double peak_macs_per_cycle(DType compute) const {
+    return static_cast<double>(rows * cols * count) * rate_of(compute).per_cycle();
+  }
 };
 
 struct MemoryConfig {

@@ -26,9 +26,39 @@ int64_t dim_of(MatmulShape s, GemmDim d) {
   throw std::logic_error("dim_of: bad GemmDim");
 }
 
+int64_t Dataflow::fold_rows(ArrayShape a) const {
+  return mapping().rows == GemmDim::k ? a.rows * a.rate.products : a.rows;
+}
+
 Folds Dataflow::folds(ArrayShape a, MatmulShape s) const {
   const DataflowMapping map = mapping();
-  return {ceil_div(dim_of(s, map.rows), a.rows), ceil_div(dim_of(s, map.cols), a.cols)};
+  return {ceil_div(dim_of(s, map.rows), fold_rows(a)), ceil_div(dim_of(s, map.cols), a.cols)};
+}
+
+uint64_t Dataflow::cycles(ArrayShape a, Convention c, MatmulShape s) const {
+  return checked_mul(step_cycles(a, c, s), static_cast<uint64_t>(a.rate.cycles));
+}
+
+namespace {
+// Shows each state of the grid for `stretch` consecutive cycles.
+class StretchedObserver : public GridObserver {
+ public:
+  StretchedObserver(GridObserver& inner, uint64_t stretch) : inner_(inner), stretch_(stretch) {}
+  void on_cycle(uint64_t step, const std::vector<PeState>& pes) override {
+    for (uint64_t i = 0; i < stretch_; ++i) inner_.on_cycle(step * stretch_ + i, pes);
+  }
+
+ private:
+  GridObserver& inner_;
+  uint64_t stretch_;
+};
+}  // namespace
+
+uint64_t run_stretched(ArrayShape a, GridObserver* observer, const std::function<uint64_t(GridObserver*)>& run) {
+  const auto stretch = static_cast<uint64_t>(a.rate.cycles);
+  if (stretch == 1 || observer == nullptr) return checked_mul(run(observer), stretch);
+  StretchedObserver stretched(*observer, stretch);
+  return checked_mul(run(&stretched), stretch);
 }
 
 DataflowRegistration::DataflowRegistration(std::unique_ptr<Dataflow> dataflow) {

@@ -10,6 +10,7 @@
 //   is  input-stationary   rows <- K, cols <- M, N streams   (A held, B streamed)
 // (SCALE-Sim v2's mappings: scalesim/compute/systolic_compute_{ws,os,is}.py, set_params.)
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,11 +58,15 @@ class Dataflow {
   std::string_view description() const { return info_.description; }
   DataflowMapping mapping() const { return info_.mapping; }
 
-  // Folds: ceil(rows dimension / R) x ceil(cols dimension / C).
+  // How much of the rows dimension one fold covers: R, or R x a.rate.products when K lies
+  // on the rows (ws, is), since each PE then packs that many products of K.
+  int64_t fold_rows(ArrayShape a) const;
+  // Folds: ceil(rows dimension / fold_rows) x ceil(cols dimension / C).
   Folds folds(ArrayShape a, MatmulShape s) const;
-  // The `fast` model: cycles from issue until the last output has left the array. Throws
-  // std::overflow_error when the count does not fit in 64 bits.
-  virtual uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const = 0;
+  // The `fast` model: cycles from issue until the last output has left the array, i.e. the
+  // steps of the pipeline times a.rate.cycles. Throws std::overflow_error when the count does
+  // not fit in 64 bits.
+  uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const;
   virtual OperandTraffic traffic(ArrayShape a, MatmulShape s) const = 0;
 
   // The `exact` model: C (M x N) = A (M x K) * B (K x N) stepped cycle by cycle on the PE
@@ -71,9 +76,17 @@ class Dataflow {
   virtual uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
                             Matrix<float>& C, GridObserver* observer) const = 0;
 
+ protected:
+  // The closed form of a pipeline that steps every cycle (a.rate.cycles is applied by cycles()).
+  virtual uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const = 0;
+
  private:
   DataflowInfo info_;
 };
+
+// A type at one product every a.rate.cycles cycles: `run` (the grid stepping once a cycle)
+// stretched so that each step, and each state the observer sees, lasts that many cycles.
+uint64_t run_stretched(ArrayShape a, GridObserver* observer, const std::function<uint64_t(GridObserver*)>& run);
 
 // Implements both run_grid overloads with Impl::step_grid, a template over the operand type.
 template <class Impl>
@@ -82,11 +95,11 @@ class GridDataflow : public Dataflow {
   using Dataflow::Dataflow;
   uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
                     Matrix<int32_t>& C, GridObserver* observer) const final {
-    return Impl::step_grid(a, c, A, B, C, observer);
+    return run_stretched(a, observer, [&](GridObserver* o) { return Impl::step_grid(a, c, A, B, C, o); });
   }
   uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
                     Matrix<float>& C, GridObserver* observer) const final {
-    return Impl::step_grid(a, c, A, B, C, observer);
+    return run_stretched(a, observer, [&](GridObserver* o) { return Impl::step_grid(a, c, A, B, C, o); });
   }
 };
 

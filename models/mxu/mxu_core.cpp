@@ -9,50 +9,45 @@ namespace {
 
 class FastMxu : public MxuCore {
  public:
-  FastMxu(ArrayShape shape, Convention convention, DataflowKind dataflow)
-      : shape_(shape), convention_(convention), dataflow_(dataflow_of(dataflow)) {}
+  explicit FastMxu(const MxuSetup& setup) : setup_(setup), dataflow_(dataflow_of(setup.dataflow)) {}
   uint64_t execute(const MatmulOp& op, uint64_t) override {
-    return dataflow_.cycles(shape_, convention_, {op.m, op.k, op.n});
+    return dataflow_.cycles(setup_.for_type(op.dtype), setup_.convention, {op.m, op.k, op.n});
   }
 
  private:
-  ArrayShape shape_;
-  Convention convention_;
+  MxuSetup setup_;
   const Dataflow& dataflow_;
 };
 
 class ExactMxu : public MxuCore {
  public:
-  ExactMxu(ArrayShape shape, Convention convention, DataflowKind dataflow, GridObserver* observer)
-      : grid_(shape, convention, dataflow), observer_(observer) {}
+  ExactMxu(const MxuSetup& setup, GridObserver* observer) : setup_(setup), observer_(observer) {}
   uint64_t execute(const MatmulOp& op, uint64_t seed) override {
+    PeGrid grid(setup_.for_type(op.dtype), setup_.convention, setup_.dataflow);
     // A depends on the layer's seed only, so MXUs sharing a layer by column ranges see one A;
     // each column share gets its own slice of B.
     const uint64_t b_seed = seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(op.n_offset + 1));
     if (op.dtype == DType::int8) {
       Matrix<int32_t> c(op.m, op.n);
-      return grid_.run(int8_operand(op.m, op.k, seed), int8_operand(op.k, op.n, b_seed), c, observer_);
+      return grid.run(int8_operand(op.m, op.k, seed), int8_operand(op.k, op.n, b_seed), c, observer_);
     }
     Matrix<float> c(op.m, op.n);
     // Mixed precision: each operand holds values of its stored type, multiplied in fp32.
-    return grid_.run(float_operand(op.m, op.k, op.a(), seed),
+    return grid.run(float_operand(op.m, op.k, op.a(), seed),
                      float_operand(op.k, op.n, op.b(), b_seed), c, observer_);
   }
 
  private:
-  PeGrid grid_;
+  MxuSetup setup_;
   GridObserver* observer_;
 };
 
 }  // namespace
 
-std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention, DataflowKind dataflow) {
-  return std::make_unique<FastMxu>(shape, convention, dataflow);
-}
+std::unique_ptr<MxuCore> make_fast_mxu(const MxuSetup& setup) { return std::make_unique<FastMxu>(setup); }
 
-std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention, GridObserver* observer,
-                                        DataflowKind dataflow) {
-  return std::make_unique<ExactMxu>(shape, convention, dataflow, observer);
+std::unique_ptr<MxuCore> make_exact_mxu(const MxuSetup& setup, GridObserver* observer) {
+  return std::make_unique<ExactMxu>(setup, observer);
 }
 
 Matrix<int8_t> int8_operand(int64_t rows, int64_t cols, uint64_t seed) {

@@ -19,12 +19,19 @@ class MxuCore {
   virtual uint64_t execute(const MatmulOp& op, uint64_t layer_seed) = 0;
 };
 
-std::unique_ptr<MxuCore> make_fast_mxu(ArrayShape shape, Convention convention,
-                                       DataflowKind dataflow = DataflowKind::ws);
+// What an MXU needs of the chip's config: its geometry, its rate per compute type, its cycle
+// convention and dataflow.
+struct MxuSetup {
+  ArrayShape shape;  // R x C (rate unused: each matmul runs at rates[its compute type])
+  MacRates rates{};
+  Convention convention = Convention::tpu;
+  DataflowKind dataflow = DataflowKind::ws;
+  ArrayShape for_type(DType compute) const { return at_rate(shape, rates, compute); }
+};
+
+std::unique_ptr<MxuCore> make_fast_mxu(const MxuSetup& setup);
 // `observer` (may be null) sees every cycle of the grid; it must outlive the core.
-std::unique_ptr<MxuCore> make_exact_mxu(ArrayShape shape, Convention convention,
-                                        GridObserver* observer = nullptr,
-                                        DataflowKind dataflow = DataflowKind::ws);
+std::unique_ptr<MxuCore> make_exact_mxu(const MxuSetup& setup, GridObserver* observer = nullptr);
 
 // The operands the exact model computes on for (op, seed): int8 uniform in [-128, 127];
 // float types uniform in [-2, 2) rounded to the operand format. Exposed for tests and views.

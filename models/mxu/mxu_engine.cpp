@@ -10,10 +10,10 @@ MxuEngine::MxuEngine(const sc_core::sc_module_name& name, int index, Instruction
       core_(std::move(core)),
       seed_(seed) {}
 
-void MxuEngine::attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape, DataflowKind dataflow) {
+void MxuEngine::attach_scratchpads(std::vector<Scratchpad*> scratchpads, const MxuSetup& setup) {
   scratchpads_ = std::move(scratchpads);
-  shape_ = shape;
-  dataflow_ = &dataflow_of(dataflow);
+  setup_ = setup;
+  dataflow_ = &dataflow_of(setup.dataflow);
 }
 
 void MxuEngine::execute(const Instruction& instruction) {
@@ -28,7 +28,7 @@ void MxuEngine::execute(const Instruction& instruction) {
   if (!scratchpads_.empty()) {
     // How often each operand passes between the scratchpads and the array depends on the
     // dataflow (models/mxu/dataflow/*.cpp); partial sums are 32 bits in the accumulators.
-    const OperandTraffic e = dataflow_->traffic(shape_, {op.m, op.k, op.n});
+    const OperandTraffic e = dataflow_->traffic(setup_.for_type(op.dtype), {op.m, op.k, op.n});
     // Each operand at the width it is stored in (mixed precision: docs/precision.md).
     const std::array<uint64_t, 3> read = {dtype_storage_bytes(op.a(), e.a_read), dtype_storage_bytes(op.b(), e.b_read),
                                           e.acc_read * 4};

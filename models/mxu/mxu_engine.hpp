@@ -25,7 +25,7 @@ class MxuEngine : public Engine {
 
   // With a real memory system: count the operand bytes each matmul moves through the
   // scratchpads (indexed by ScratchpadId), for traffic and energy reports.
-  void attach_scratchpads(std::vector<Scratchpad*> scratchpads, ArrayShape shape, DataflowKind dataflow);
+  void attach_scratchpads(std::vector<Scratchpad*> scratchpads, const MxuSetup& setup);
 
  protected:
   void execute(const Instruction& instruction) override;
@@ -37,7 +37,7 @@ class MxuEngine : public Engine {
   std::array<uint64_t, kMxuDTypes> macs_by_dtype_{};
   std::array<uint64_t, 3> sram_read_{}, sram_written_{};
   std::vector<Scratchpad*> scratchpads_;
-  ArrayShape shape_;
+  MxuSetup setup_;
   const Dataflow* dataflow_ = nullptr;
 };
 

@@ -1,6 +1,7 @@
 #include "models/mxu/mxu_timing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace systolic {
@@ -18,6 +19,17 @@ uint64_t checked_add(uint64_t a, uint64_t b) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::optional<MacRate> mac_rate_of(double per_cycle) {
+  if (!(per_cycle > 0)) return std::nullopt;
+  const bool fast = per_cycle >= 1;
+  const double n = fast ? per_cycle : 1 / per_cycle;
+  const double whole = std::round(n);
+  // 1/3 is not exact in binary: accept a reciprocal within rounding of an integer.
+  if (whole < 1 || whole > kMaxMacRate || std::abs(n - whole) > (fast ? 0 : 1e-9 * whole)) return std::nullopt;
+  const auto v = static_cast<int64_t>(whole);
+  return fast ? MacRate{v, 1} : MacRate{1, v};
+}
 
 std::string_view convention_name(Convention c) {
   return kConventionNames.name(c);

@@ -53,7 +53,7 @@ struct PeState {
   double psum = 0;        // partial sum leaving this PE downwards
   bool active = false;    // a real (m, fold) pair was processed this cycle
   int fold = -1;          // fold whose data is in this PE, -1 when empty
-  int64_t row = -1;       // the streamed index (ws: m, os: k, is: n) in this PE, -1 when empty
+  int64_t row = -1;       // the streamed index (ws: m, os: k, or its step at mxu.rate > 1; is: n), -1 when empty
 };
 
 // Optional per-cycle callback; only small arrays should use it (it costs R*C per cycle).

@@ -53,7 +53,8 @@ static void check_cycle_range(const ChipConfig& config, const Workload& workload
   for (const Gemm& g : workload.gemms) {
     uint64_t cycles = 0;
     try {
-      cycles = dataflow_of(config.mxu.dataflow).cycles(config.mxu.shape(), config.mxu.convention, {g.m, g.k, g.n});
+      cycles = dataflow_of(config.mxu.dataflow)
+                   .cycles(config.mxu.shape(compile_detail::operands_of(config, g).compute), config.mxu.convention, {g.m, g.k, g.n});
     } catch (const std::overflow_error&) {
       throw InputError(fmt::format("{}: layer '{}': its cycle count overflows 64 bits", g.source, g.name));
     }

@@ -77,7 +77,9 @@ constexpr int64_t kMinWeightTiles = 16;
 
 Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
   const Widths ww = widths_of(c, g);
-  const int64_t a = ww.a, w = ww.buf, R = c.mxu.rows, C = c.mxu.cols, P = c.mxu.count;
+  // R: the K rows of one fold (the array's rows times the products each PE packs along K).
+  const int64_t a = ww.a, w = ww.buf, C = c.mxu.cols, P = c.mxu.count,
+                R = c.mxu.rows * c.mxu.rate_of(ww.ops.compute).products;
   const Copies cap = copies_of(c);
   const int64_t copies = cap.count, wcap = cap.weights, vcap = cap.vmem, acap = cap.acc;
   const auto fail = [&](const std::string& why) {
@@ -365,12 +367,12 @@ MatmulOp slice(MatmulOp op, GemmDim d, int64_t lo, int64_t hi) {
 // os: M). (m0, instance: the rows of the layer instance it computes, for views of the grid.)
 std::vector<MatmulOp> mxu_shares(const ChipConfig& c, int64_t m, int64_t k, int64_t n, int64_t n0, DType dt,
                                  int64_t m0, int64_t instance) {
-  const ArrayShape array = c.mxu.shape();
+  const ArrayShape array = c.mxu.shape(dt);
   const Dataflow& dataflow = dataflow_of(c.mxu.dataflow);
   const Folds f = dataflow.folds(array, {m, k, n});
   const bool by_rows = f.col_folds == 1 && f.row_folds > 1 && c.mxu.count > 1;
   const GemmDim dim = by_rows ? dataflow.mapping().rows : dataflow.mapping().cols;
-  const int64_t folds = by_rows ? f.row_folds : f.col_folds, side = by_rows ? array.rows : array.cols;
+  const int64_t folds = by_rows ? f.row_folds : f.col_folds, side = by_rows ? dataflow.fold_rows(array) : array.cols;
   const int64_t parts = std::min<int64_t>(c.mxu.count, folds);
   const MatmulOp whole{m, k, n, n0, dt, m0, instance};
   std::vector<MatmulOp> ops;

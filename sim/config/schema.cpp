@@ -16,6 +16,19 @@
 
 namespace systolic {
 namespace {
+// mxu.rate.<type> for each type the MXU multiplies.
+std::vector<ConfigKey> rate_keys() {
+  std::vector<ConfigKey> out;
+  for (size_t t = 0; t < kMxuDTypes; ++t)
+    out.push_back(config_values::mac_rate_key(
+        fmt::format("mxu.rate.{}", kDTypeNames.name(static_cast<DType>(t))), [t](auto& c) -> auto& { return c.mxu.rate[t]; },
+        fmt::format("Products each PE computes per cycle in {}: n > 1 packs n products of K into one PE "
+                    "(the array's peak in this type is n x R x C MACs a cycle), 1/n takes n cycles a "
+                    "product (docs/mxu.md, MAC rate).",
+                    kDTypeNames.name(static_cast<DType>(t)))));
+  return out;
+}
+
 // The registered dataflows (models/mxu/dataflow/*.cpp), in the (value, name) form choice_key takes.
 std::vector<std::pair<DataflowKind, std::string>> registered_dataflows() {
   std::vector<std::pair<DataflowKind, std::string>> out;
@@ -23,7 +36,6 @@ std::vector<std::pair<DataflowKind, std::string>> registered_dataflows() {
   return out;
 }
 }  // namespace
-
 
 const std::vector<ConfigKey>& config_schema() {
   using namespace config_values;
@@ -58,6 +70,9 @@ const std::vector<ConfigKey>& config_schema() {
   };
   static const std::vector<ConfigKey> all = [] {
     std::vector<ConfigKey> v = keys;
+    // The rates beside the other mxu.* keys, before memory.ideal.
+    const auto rates = rate_keys();
+    v.insert(v.end() - 1, rates.begin(), rates.end());
     for (auto* part : {&memory_keys, &energy_keys, &ici_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());
@@ -97,11 +112,13 @@ void validate_config(const ChipConfig& config) {
   for (const auto& s : config.sram.all())
     if (auto bad = s.validate()) reject("", *bad);
   // The smallest tile the compiler can make is one fold: R x C weights, one row of R
-  // activations, one row of C accumulators, twice when double-buffered. (memory.ideal times
-  // the same tiles, so this holds in both modes.)
+  // activations, one row of C accumulators, twice when double-buffered; R is the K rows of a
+  // fold, the array's rows times the products a PE packs (mxu.rate). (memory.ideal times the
+  // same tiles, so this holds in both modes.)
   const uint64_t copies = config.dma.double_buffer ? 2 : 1;
   const uint64_t width = dtype_storage_bytes(config.mxu.dtype, 1);
-  const uint64_t r = static_cast<uint64_t>(config.mxu.rows), c = static_cast<uint64_t>(config.mxu.cols);
+  const uint64_t r = static_cast<uint64_t>(config.mxu.rows * config.mxu.rate_of(config.mxu.dtype).products),
+                 c = static_cast<uint64_t>(config.mxu.cols);
   const std::pair<const ScratchpadConfig*, uint64_t> needs[] = {
       {&config.sram.weights, copies * r * c * width},
       {&config.sram.vmem, copies * r * width},

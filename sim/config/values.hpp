@@ -76,6 +76,20 @@ ConfigKey bool_key(std::string path, Ref ref, std::string doc) {
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }
 
+// A MAC rate (models/mxu/mxu_timing.hpp): n or 1/n products per PE per cycle, n an integer.
+template <class Ref>
+ConfigKey mac_rate_key(std::string path, Ref ref, std::string doc) {
+  const std::string kind = fmt::format("n or 1/n for an integer n in [1, {}], e.g. 2 or 0.5", kMaxMacRate);
+  return {std::move(path), kind, "MACs/PE/cycle", std::move(doc),
+          [ref, kind](ChipConfig& c, const YAML::Node& n) {
+            const std::string text = scalar_text(n);
+            const auto rate = mac_rate_of(static_cast<double>(parse_number(text, kind)));
+            if (!rate) expected(kind, text);
+            ref(c) = *rate;
+          },
+          [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c).per_cycle()); }};
+}
+
 template <class Ref>
 ConfigKey size_key(std::string path, Ref ref, uint64_t lo, std::string doc) {
   const std::string kind = fmt::format("a size >= {} B, e.g. 16 MiB", lo);

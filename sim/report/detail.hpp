@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the two halves of report.json: each chip's section (sim/report/report.cpp) and the
 // run's top level (sim/report/report_system.cpp), whose totals are summed from the chips'.
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -13,10 +14,16 @@
 
 namespace systolic::report_detail {
 
+// PE-cycles that `macs` MACs of each type (indexed by DType) occupy at the chip's MAC rate for
+// that type (mxu.rate.<type>): macs x cycles / products. Utilization is these over the PE-cycles
+// available, so every type is measured against its own peak.
+double pe_cycles(const ChipConfig& config, const std::array<uint64_t, kMxuDTypes>& macs);
+
 // What a chip (or every chip of the run) counted, for its `totals`.
 struct RunSums {
   uint64_t macs = 0;             // useful
   uint64_t macs_issued = 0;
+  std::array<uint64_t, kMxuDTypes> macs_by_type{}, issued_by_type{};  // the same, per compute type
   uint64_t mxu_busy = 0;         // MXU cycles executing matmuls, summed over MXUs
   uint64_t hbm_read = 0, hbm_written = 0;  // by the DMA engines' descriptors
   uint64_t busiest_compute = 0;  // busy cycles of the busiest engine that is not a DMA engine

@@ -124,10 +124,12 @@ std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes
 }
 
 json layer_json(const ChipConfig& config, const Row& row) {
-  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
   const LayerInfo& l = row.info;
+  // One MXU's and all MXUs' MACs a cycle at the peak of the layer's compute type.
+  const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols) * config.mxu.rate_of(l.dtype).per_cycle();
+  const double peak = config.mxu.peak_macs_per_cycle(l.dtype);
   const LayerTimes& t = row.t;
-  const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {l.m, l.k, l.n});
+  const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(l.dtype), {l.m, l.k, l.n});
   json j = {{"name", l.name},
             {"kind", layer_kind_name(l.kind)},
             {"m", l.m},
@@ -144,7 +146,7 @@ json layer_json(const ChipConfig& config, const Row& row) {
             {"mxu_busy_cycles", t.busy},
             {"mxu_stalled_cycles", t.stalled},
             {"vpu_busy_cycles", t.vpu_busy},
-            {"utilization", ratio(l.useful_macs, pes * static_cast<double>(config.mxu.count) * row.cycles)},
+            {"utilization", ratio(l.useful_macs, peak * row.cycles)},
             {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}};
   report_detail::add_memory_fields(j, config, 1, {t.hbm_read, t.hbm_written, row.cycles, t.busiest(EngineKind::mxu),
                                    t.busiest(EngineKind::dma)});
@@ -225,9 +227,24 @@ json op_kinds_json(const json& layers, const SimResult& result) {
   return kinds;
 }
 
+// PE-cycles of the run in which no PE computed: all PE-cycles less those the issued MACs took at
+// their types' rates (a PE packing two int8 products a cycle is busy half a cycle per MAC).
+uint64_t idle_pe_cycles(const ChipConfig& config, uint64_t cycles, const std::array<uint64_t, kMxuDTypes>& issued) {
+  const auto all = static_cast<unsigned __int128>(config.mxu.rows * config.mxu.cols * config.mxu.count) * cycles;
+  unsigned __int128 busy = 0;
+  for (size_t t = 0; t < issued.size(); ++t) {
+    const MacRate r = config.mxu.rate[t];
+    busy += (static_cast<unsigned __int128>(issued[t]) * static_cast<uint64_t>(r.cycles) + static_cast<uint64_t>(r.products) - 1) /
+            static_cast<uint64_t>(r.products);
+  }
+  // A run faster than its compute peak is a bug in the timing model, never a negative count.
+  if (busy > all) throw std::logic_error("MXUs issued more MACs than their peak allows in the run's cycles");
+  return static_cast<uint64_t>(all - busy);
+}
+
 // Energy from what the blocks counted: the MXUs' MACs and operand traffic, the DMA engines'
 // bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
-json chip_energy(const ChipConfig& config, const SimResult& result, double seconds, uint64_t macs_issued) {
+json chip_energy(const ChipConfig& config, const SimResult& result, double seconds) {
   EnergyCounts counts;
   counts.mxus = config.mxu.count;
   counts.seconds = seconds;
@@ -253,8 +270,7 @@ json chip_energy(const ChipConfig& config, const SimResult& result, double secon
   counts.hbm_read = result.hbm.bytes_read;
   counts.hbm_written = result.hbm.bytes_written;
   counts.ici_bytes = result.ici_link_bytes_out;
-  const double all_pes = static_cast<double>(config.mxu.rows * config.mxu.cols) * static_cast<double>(config.mxu.count);
-  counts.pe_idle_cycles = static_cast<uint64_t>(all_pes) * result.total_cycles - macs_issued;
+  counts.pe_idle_cycles = idle_pe_cycles(config, result.total_cycles, counts.macs);
   return energy_report(config.energy, counts);
 }
 
@@ -262,9 +278,20 @@ json chip_energy(const ChipConfig& config, const SimResult& result, double secon
 
 namespace report_detail {
 
+double pe_cycles(const ChipConfig& config, const std::array<uint64_t, kMxuDTypes>& macs) {
+  double sum = 0;
+  for (size_t t = 0; t < macs.size(); ++t)
+    if (macs[t] > 0) sum += static_cast<double>(macs[t]) / config.mxu.rate[t].per_cycle();
+  return sum;
+}
+
 void RunSums::add(const RunSums& o) {
   macs += o.macs;
   macs_issued += o.macs_issued;
+  for (size_t t = 0; t < macs_by_type.size(); ++t) {
+    macs_by_type[t] += o.macs_by_type[t];
+    issued_by_type[t] += o.issued_by_type[t];
+  }
   mxu_busy += o.mxu_busy;
   hbm_read += o.hbm_read;
   hbm_written += o.hbm_written;
@@ -288,12 +315,13 @@ void add_memory_fields(json& j, const ChipConfig& config, size_t chips, const Me
 json totals_json(const ChipConfig& config, size_t chips, uint64_t cycles, const RunSums& s) {
   const double pes = static_cast<double>(config.mxu.rows * config.mxu.cols);
   const double all_pes = pes * static_cast<double>(config.mxu.count) * static_cast<double>(chips);
+  // In PE-cycles, so that each type counts against its own peak (mxu.rate).
   json t = {{"cycles", cycles},
             {"seconds", static_cast<double>(cycles) / (config.clock_mhz * 1e6)},
             {"macs", s.macs},
             {"macs_issued", s.macs_issued},
-            {"utilization", ratio(s.macs, all_pes * cycles)},
-            {"mapping_efficiency", ratio(s.macs_issued, pes * s.mxu_busy)}};
+            {"utilization", ratio(pe_cycles(config, s.macs_by_type), all_pes * cycles)},
+            {"mapping_efficiency", ratio(pe_cycles(config, s.issued_by_type), pes * s.mxu_busy)}};
   add_memory_fields(t, config, chips, {s.hbm_read, s.hbm_written, cycles, s.busiest_compute, s.busiest_dma});
   return t;
 }
@@ -305,6 +333,10 @@ ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, 
   for (const Row& row : merge_rows(program, layer_times(program, result))) {
     out.sums.macs += row.info.useful_macs;
     out.sums.macs_issued += row.t.macs_issued;
+    if (dtype_on_mxu(row.info.dtype)) {  // vector layers count no MACs
+      out.sums.macs_by_type[static_cast<size_t>(row.info.dtype)] += row.info.useful_macs;
+      out.sums.issued_by_type[static_cast<size_t>(row.info.dtype)] += row.t.macs_issued;
+    }
     out.sums.mxu_busy += row.t.busy;
     layers.push_back(layer_json(config, row));
   }
@@ -317,7 +349,7 @@ ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, 
   r["engines"] = std::move(engines);
   r["memory"] = memory_json(config, workload, program, result);
   r["energy_pj"] =
-      chip_energy(config, result, r["totals"]["seconds"].get<double>(), out.sums.macs_issued);
+      chip_energy(config, result, r["totals"]["seconds"].get<double>());
   return out;
 }
 

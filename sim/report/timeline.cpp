@@ -23,7 +23,7 @@ struct Describe {
   const SimResult& result;
 
   json operator()(const MatmulOp& op) const {
-    const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(), {op.m, op.k, op.n});
+    const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(op.dtype), {op.m, op.k, op.n});
     const uint64_t w = dtype_storage_bytes(op.dtype, 1);  // an MXU type: whole bytes
     const uint64_t m = static_cast<uint64_t>(op.m), k = static_cast<uint64_t>(op.k),
                    n = static_cast<uint64_t>(op.n);

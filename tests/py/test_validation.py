@@ -103,7 +103,7 @@ def roofline(systolic_bin):
 
 def test_roofline_on_every_preset(roofline):
     presets = {r.preset for r in roofline}
-    assert presets == {"tiny-4x4", "tpu-v1", "tpu-v4i", "tpu-v5e", "tpu-v5e-8", "tpu-v5p-64"}
+    assert presets == {"tiny-4x4", "tpu-v1", "tpu-v4i", "tpu-v5e", "tpu-v5e int8", "tpu-v5e-8", "tpu-v5p-64"}
     for r in roofline:
         assert r.physical(), f"{r.preset} {r.case}: {r.seconds} s beats its floor"
         assert r.seconds >= r.floor * (1 - 1e-9), f"{r.preset} {r.case}"
@@ -113,6 +113,15 @@ def test_roofline_on_every_preset(roofline):
     for p in presets:
         assert (p, "compute") in cases and (p, "memory") in cases
     assert sum("decode" in r.case for r in roofline) >= 3 and sum("prefill" in r.case for r in roofline) >= 3
+
+
+def test_int8_on_v5e_has_half_the_bf16_compute_floor(roofline):
+    # Cloud TPU v5e: 394 TOPS int8 against 197 TFLOPS bf16 (mxu.rate.int8 = 2 in the preset).
+    row = {(r.preset, r.case.split(" [")[0]): r for r in roofline}
+    bf16, int8 = row[("tpu-v5e", "compute")], row[("tpu-v5e int8", "compute")]
+    assert int8.compute_floor == pytest.approx(bf16.compute_floor / 2)
+    assert int8.array_floor == pytest.approx(bf16.array_floor / 2)
+    assert bf16.seconds / int8.seconds > 1.9
 
 
 def test_roofline_cases_sit_on_their_side(roofline):

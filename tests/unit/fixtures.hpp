@@ -1,8 +1,10 @@
 #pragma once
 // Small chips and workloads the C++ tests build by hand.
+#include <random>
 #include <utility>
 #include <vector>
 
+#include "models/mxu/pe_grid.hpp"
 #include "sim/config/config.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -20,6 +22,23 @@ inline ChipConfig tiny_chip(int64_t count, MxuModel model, Convention convention
   c.mxu.convention = convention;
   c.mxu.dtype = DType::int8;
   return c;
+}
+
+// Naive int64 GEMM: reduced modulo 2^32 it is what int32 two's-complement accumulation gives.
+template <class In>
+Matrix<int64_t> reference_gemm(const Matrix<In>& a, const Matrix<In>& b) {
+  Matrix<int64_t> c(a.rows, b.cols);
+  for (int64_t m = 0; m < a.rows; ++m)
+    for (int64_t n = 0; n < b.cols; ++n)
+      for (int64_t k = 0; k < a.cols; ++k) c(m, n) += static_cast<int64_t>(a(m, k)) * static_cast<int64_t>(b(k, n));
+  return c;
+}
+
+// Small integers as floats: every partial sum is exact in fp32, whatever the summation order.
+inline Matrix<float> random_small_float(int64_t r, int64_t c, std::mt19937_64& rng) {
+  Matrix<float> x(r, c);
+  for (auto& v : x.data) v = static_cast<float>(static_cast<int>(rng() % 17) - 8);
+  return x;
 }
 
 inline Workload gemm_workload(std::vector<Gemm> list) {

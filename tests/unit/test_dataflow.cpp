@@ -22,26 +22,9 @@ namespace {
 
 const Dataflow& df(DataflowKind k) { return dataflow_of(k); }
 
-// Naive int64 GEMM reduced modulo 2^32: what int32 two's-complement accumulation gives.
-template <class In>
-Matrix<int64_t> reference(const Matrix<In>& a, const Matrix<In>& b) {
-  Matrix<int64_t> c(a.rows, b.cols);
-  for (int64_t m = 0; m < a.rows; ++m)
-    for (int64_t n = 0; n < b.cols; ++n)
-      for (int64_t k = 0; k < a.cols; ++k) c(m, n) += static_cast<int64_t>(a(m, k)) * static_cast<int64_t>(b(k, n));
-  return c;
-}
-
 Matrix<int8_t> random_int8(int64_t r, int64_t c, std::mt19937_64& rng) {
   Matrix<int8_t> x(r, c);
   for (auto& v : x.data) v = static_cast<int8_t>(static_cast<int>(rng() & 0xff) - 128);
-  return x;
-}
-
-// Small integers as floats: every partial sum is exact in fp32, whatever the summation order.
-Matrix<float> random_small_float(int64_t r, int64_t c, std::mt19937_64& rng) {
-  Matrix<float> x(r, c);
-  for (auto& v : x.data) v = static_cast<float>(static_cast<int>(rng() % 17) - 8);
   return x;
 }
 
@@ -159,14 +142,14 @@ TEST_CASE("every dataflow: exact grid == reference GEMM and == closed form, rand
             const auto A = random_int8(M, K, rng), B = random_int8(K, N, rng);
             Matrix<int32_t> C;
             got = grid.run(A, B, C, &active);
-            want = reference(A, B);
+            want = testing::reference_gemm(A, B);
             for (size_t j = 0; j < C.data.size(); ++j)
               values_wrong += C.data[j] != static_cast<int32_t>(static_cast<uint32_t>(want.data[j]));
           } else {
-            const auto A = random_small_float(M, K, rng), B = random_small_float(K, N, rng);
+            const auto A = testing::random_small_float(M, K, rng), B = testing::random_small_float(K, N, rng);
             Matrix<float> C;
             got = grid.run(A, B, C, &active);
-            want = reference(A, B);
+            want = testing::reference_gemm(A, B);
             for (size_t j = 0; j < C.data.size(); ++j) values_wrong += C.data[j] != static_cast<float>(want.data[j]);
           }
           cycles_wrong += got != d->cycles(a, conv, {M, K, N});

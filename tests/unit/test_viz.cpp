@@ -121,7 +121,7 @@ TEST_CASE("a capture through simulate() is what the MXU's grid computed", "[viz]
   // The second layer on its own grid, with the operands its engine uses (mxu_engine.cpp:
   // layer seed = config seed * 1000003 + layer index).
   AllCycles all;
-  auto core = make_exact_mxu({4, 4}, Convention::tpu, &all);
+  auto core = make_exact_mxu({{4, 4}, {}, Convention::tpu}, &all);
   const MatmulOp op = std::get<MatmulOp>(program.streams[0].instructions[1].op);
   REQUIRE(core->execute(op, cfg.mxu.seed * 1000003u + 1) == 20);
   const GridRecording& r = view.recording;

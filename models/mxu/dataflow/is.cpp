@@ -39,7 +39,7 @@ class InputStationary : public GridDataflow<InputStationary> {
                      "input-stationary: A (K on rows, M on columns) held, B's N columns streamed",
                      {GemmDim::k, GemmDim::m, GemmDim::n}}) {}
 
-  uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const override {
+  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
     return held_operand_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds), s.n);
   }
 

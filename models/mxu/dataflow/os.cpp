@@ -15,6 +15,9 @@
 //                output bus R results (nothing is preloaded, so nothing else waits);
 //      scalesim: once every result of fold f has left (no overlap, as SCALE-Sim).
 //  * The run ends when the last result has left the array.
+// A type at P = rate.products products a cycle (mxu.rate.<dtype>) packs P consecutive k into
+// one step: step s carries A[m][sP .. sP+P-1] and B[sP .. sP+P-1][n], so K takes KS = ceil(K / P)
+// steps and every rule above holds with K read as KS (k past K is zero).
 // Padded rows/columns (m >= M or n >= N) compute on zeros and their results are dropped, but
 // they occupy the array and its output buses like real ones. Numerics as grid_common.hpp: each
 // output is the fp32 sum over k in order 0..K-1 (no fold partial sums, unlike ws and is).
@@ -43,10 +46,10 @@ struct OsFold {
   int64_t results = 0;  // results that have left (padded ones too)
 };
 
-// Which (fold, k) a PE's operand pair belongs to; fold -1: a bubble.
+// Which (fold, step) a PE's operands belong to; fold -1: a bubble. Step s carries k = sP .. sP+P-1.
 struct Tag {
   int64_t fold = -1;
-  int64_t k = 0;
+  int64_t step = 0;
 };
 
 template <class In>
@@ -57,10 +60,11 @@ class OsGrid {
 
  public:
   OsGrid(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b, GridObserver* observer)
-      : R_(shape.rows), C_(shape.cols), M_(a.rows), K_(a.cols), N_(b.cols), convention_(convention), a_(a), b_(b),
-        observer_(observer), row_folds_(ceil_div(M_, R_)), folds_(row_folds_ * ceil_div(N_, C_)),
-        av_(static_cast<size_t>(R_ * C_)), bv_(av_.size()), acc_(av_.size()), tag_(av_.size()) {
-    if (observer_) pes_.resize(av_.size());
+      : R_(shape.rows), C_(shape.cols), P_(shape.rate.products), M_(a.rows), K_(a.cols), KS_(ceil_div(K_, P_)),
+        N_(b.cols), convention_(convention), a_(a), b_(b), observer_(observer), row_folds_(ceil_div(M_, R_)),
+        folds_(row_folds_ * ceil_div(N_, C_)), av_(static_cast<size_t>(R_ * C_ * P_)), bv_(av_.size()),
+        acc_(static_cast<size_t>(R_ * C_)), tag_(acc_.size()) {
+    if (observer_) pes_.resize(acc_.size());
   }
 
   uint64_t run(Matrix<Out>& c) {
@@ -83,7 +87,7 @@ class OsGrid {
   void control(int64_t t) {
     if (next_fold_ >= folds_) return;
     if (next_fold_ > 0) {
-      const bool go = convention_ == Convention::tpu ? t >= last_stream_ + std::max(K_, R_)
+      const bool go = convention_ == Convention::tpu ? t >= last_stream_ + std::max(KS_, R_)
                                                      : first_live_ == next_fold_;  // previous fold done
       if (!go) return;
     }
@@ -92,37 +96,45 @@ class OsGrid {
     last_stream_ = t;
   }
 
-  // The value entering row r (A) or column c (B) at cycle t: the live fold whose k = t - S_f -
-  // lane is in [0, K). Lanes beyond M or N carry zeros.
+  // The step entering row r (A) or column c (B) at cycle t: the live fold whose step
+  // t - S_f - lane is in [0, KS). Lanes beyond M or N carry zeros.
   Tag feed(int64_t t, int64_t lane) {
     for (const OsFold& f : live_) {
-      const int64_t k = t - f.stream - lane;
-      if (k >= 0 && k < K_) return {f.index, k};
+      const int64_t s = t - f.stream - lane;
+      if (s >= 0 && s < KS_) return {f.index, s};
     }
     return {};
   }
-  V a_in(const Tag& g, int64_t r) {
-    const int64_t m = fold(g.fold).m0 + r;
-    return g.fold >= 0 && m < M_ ? T::value(a_(m, g.k)) : V{};
+  // The j-th of the P values of step g entering row r (A) or column c (B).
+  V a_in(const Tag& g, int64_t r, int64_t j) {
+    const int64_t m = fold(g.fold).m0 + r, k = g.step * P_ + j;
+    return g.fold >= 0 && m < M_ && k < K_ ? T::value(a_(m, k)) : V{};
   }
-  V b_in(const Tag& g, int64_t c) {
-    const int64_t n = fold(g.fold).n0 + c;
-    return g.fold >= 0 && n < N_ ? T::value(b_(g.k, n)) : V{};
+  V b_in(const Tag& g, int64_t c, int64_t j) {
+    const int64_t n = fold(g.fold).n0 + c, k = g.step * P_ + j;
+    return g.fold >= 0 && n < N_ && k < K_ ? T::value(b_(k, n)) : V{};
   }
 
   // One cycle, PEs bottom-right first so that the left and upper neighbours still hold last
   // cycle's operands when they are passed on.
+  // Each PE holds P (a, b) pairs, lanes i * P .. i * P + P - 1 of av_ and bv_.
   void step(int64_t t, Matrix<Out>& c) {
+    const auto P = static_cast<size_t>(P_);
     for (int64_t r = R_ - 1; r >= 0; --r)
       for (int64_t col = C_ - 1; col >= 0; --col) {
         const size_t i = static_cast<size_t>(r * C_ + col);
         const Tag g = col == 0 ? feed(t, r) : tag_[i - 1];
-        V a = col == 0 ? (g.fold >= 0 ? a_in(g, r) : V{}) : av_[i - 1];
-        V b = r == 0 ? (g.fold >= 0 ? b_in(feed(t, col), col) : V{}) : bv_[i - static_cast<size_t>(C_)];
-        av_[i] = a, bv_[i] = b, tag_[i] = g;
+        const Tag gb = r == 0 && g.fold >= 0 ? feed(t, col) : Tag{};
+        for (size_t j = 0; j < P; ++j) {
+          av_[i * P + j] = col == 0 ? (g.fold >= 0 ? a_in(g, r, static_cast<int64_t>(j)) : V{}) : av_[(i - 1) * P + j];
+          bv_[i * P + j] = r == 0 ? (g.fold >= 0 ? b_in(gb, col, static_cast<int64_t>(j)) : V{})
+                                  : bv_[(i - static_cast<size_t>(C_)) * P + j];
+        }
+        tag_[i] = g;
         if (g.fold < 0) continue;
-        acc_[i] = (g.k == 0 ? V{} : acc_[i]) + a * b;
-        if (g.k == K_ - 1) emit(fold(g.fold), r, col, acc_[i], c);
+        acc_[i] = (g.step == 0 ? V{} : acc_[i]) + av_[i * P] * bv_[i * P];
+        for (size_t j = 1; j < P; ++j) acc_[i] = acc_[i] + av_[i * P + j] * bv_[i * P + j];
+        if (g.step == KS_ - 1) emit(fold(g.fold), r, col, acc_[i], c);
       }
   }
 
@@ -138,24 +150,24 @@ class OsGrid {
         const size_t i = static_cast<size_t>(r * C_ + col);
         const Tag& g = tag_[i];
         PeState& p = pes_[i];
-        p.weight = T::to_double(bv_[i]);
+        p.weight = T::to_double(bv_[i * static_cast<size_t>(P_)]);  // the first of P pairs
         p.shadow = 0;  // nothing is preloaded
-        p.activation = T::to_double(av_[i]);
+        p.activation = T::to_double(av_[i * static_cast<size_t>(P_)]);
         p.psum = T::to_double(acc_[i]);
         p.fold = static_cast<int>(g.fold);
-        p.row = g.fold >= 0 ? g.k : -1;
+        p.row = g.fold >= 0 ? g.step : -1;
         p.active = g.fold >= 0 && fold(g.fold).m0 + r < M_ && fold(g.fold).n0 + col < N_;
       }
     observer_->on_cycle(static_cast<uint64_t>(t), pes_);
   }
 
-  const int64_t R_, C_, M_, K_, N_;
+  const int64_t R_, C_, P_, M_, K_, KS_, N_;  // P_: products per PE per cycle; KS_ = ceil(K / P) steps
   const Convention convention_;
   const Matrix<In>& a_;
   const Matrix<In>& b_;
   GridObserver* observer_;
   const int64_t row_folds_, folds_;
-  std::vector<V> av_, bv_, acc_;  // per PE: operands passing through, accumulator
+  std::vector<V> av_, bv_, acc_;  // per PE: P operand pairs passing through, accumulator
   std::vector<Tag> tag_;
   std::vector<OsFold> live_;      // folds [first_live_, next_fold_) with results still to leave
   int64_t first_live_ = 0, next_fold_ = 0, last_stream_ = 0;
@@ -176,8 +188,10 @@ class OutputStationary : public GridDataflow<OutputStationary> {
                      "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
                      {GemmDim::m, GemmDim::n, GemmDim::k}}) {}
 
-  uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return streamed_output_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds), s.k);
+  // With `products` of K a cycle, each PE takes ceil(K / products) steps over its output.
+  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
+    return streamed_output_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds),
+                                  ceil_div(s.k, a.rate.products));
   }
 
   // A streams once per column fold, B once per row fold (systolic_compute_os.py's ifmap_reads

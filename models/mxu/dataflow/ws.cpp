@@ -1,11 +1,15 @@
 // The weight-stationary dataflow: B held in the array, A streamed (pe_grid.hpp specifies the
 // timing; the closed form is held_operand_cycles in mxu_timing.hpp). The grid, stepped:
 //
+// A type at P = rate.products products a cycle (mxu.rate.<dtype>) packs P consecutive K
+// indices into each PE: a fold covers KR = R x P rows of K, PE row r holding K rows rP .. rP+P-1
+// ("lanes"). With P = 1 a lane is a row.
+//
 // State, all plain arrays:
 //  * psum_   R x C  the partial sum each PE passes down at the end of the cycle;
-//  * bank_   2 x R x C  the two weight banks; fold f lives in bank f % 2 (fold parity);
+//  * bank_   2 x KR x C  the two weight banks, one row per lane; fold f lives in bank f % 2;
 //  * act_    per K index k: A[., k] reversed in m (act_[k * pitch + j] = A[M-1-j][k]), K padded
-//            with zero rows up to a multiple of R, so a row's activations at a cycle are one
+//            with zero rows up to a multiple of KR, so a row's activations at a cycle are one
 //            contiguous run (see below);
 //  * acc_    M x N output accumulator (rows padded, see padded_pitch).
 //
@@ -13,11 +17,13 @@
 //  1. Controller (pe_grid.hpp): the next fold starts streaming when its weights have landed
 //     (column 0 holds all R of them) and the stream port is free; the next fold starts loading
 //     when the previous one starts streaming (tpu) or has drained from the array (scalesim).
-//  2. Weight shift-in, for every load in flight: column c of bank f%2 shifts down one row and
-//     takes a new weight at the top while c <= t - L_f <= c + R - 1. The row-r PEs that shift
-//     form one contiguous column range, so this is a handful of short copies per row.
+//  2. Weight shift-in, for every load in flight: column c of bank f%2 shifts down one row (P
+//     lanes) and takes P new weights at the top while c <= t - L_f <= c + R - 1. The row-r PEs
+//     that shift form one contiguous column range, so this is a handful of short copies per lane.
 //  3. Compute, rows bottom-up so that row r-1 still holds last cycle's values:
-//        psum[r][c] = psum[r-1][c] + A[m][k0+r] * W_f[r][c],   m = t - S_f - r - c.
+//        psum[r][c] = psum[r-1][c] + sum over j < P, in order, of A[m][k0+rP+j] * W_f[rP+j][c],
+//     m = t - S_f - r - c (each product added in turn, so the fp32 sums are those of a
+//     KR-row array with P = 1).
 //     PE(r, c) works on diagonal d = t - r - c; fold f owns diagonals [S_f, S_f + M), and
 //     diagonals owned by no fold are bubbles (psum 0). Across a row d falls as c grows, so the
 //     row splits into at most one segment per live fold; inside a segment m = base - c and the
@@ -75,6 +81,13 @@ __attribute__((noinline)) void multiply_add(V* __restrict cur, const V* __restri
   for (int64_t i = 0; i < n; ++i) cur[i] = prev[i] + a[i] * w[i];
 }
 
+// The PE's further lanes (P > 1), added in place.
+template <class V>
+__attribute__((noinline)) void accumulate(V* __restrict cur, const V* __restrict a, const V* __restrict w,
+                                          int64_t n) {
+  for (int64_t i = 0; i < n; ++i) cur[i] = cur[i] + a[i] * w[i];
+}
+
 template <class In>
 class Engine {
   using T = grid::Traits<In>;
@@ -84,22 +97,22 @@ class Engine {
  public:
   Engine(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
          GridObserver* observer)
-      : R_(shape.rows), C_(shape.cols), M_(a.rows), K_(a.cols), N_(b.cols),
-        convention_(convention), b_(b), observer_(observer) {
+      : R_(shape.rows), C_(shape.cols), P_(shape.rate.products), KR_(R_ * P_), M_(a.rows), K_(a.cols),
+        N_(b.cols), convention_(convention), b_(b), observer_(observer) {
     grid::check_operands(a, b);
-    row_folds_ = (K_ + R_ - 1) / R_;
+    row_folds_ = (K_ + KR_ - 1) / KR_;
     col_folds_ = (N_ + C_ - 1) / C_;
     folds_ = row_folds_ * col_folds_;
 
     act_pitch_ = padded_pitch(M_);
     acc_pitch_ = padded_pitch(N_);
-    act_.assign(static_cast<size_t>(row_folds_ * R_ * act_pitch_), V{});
+    act_.assign(static_cast<size_t>(row_folds_ * KR_ * act_pitch_), V{});
     for (int64_t m = 0; m < M_; ++m)
       for (int64_t k = 0; k < K_; ++k) act_[k * act_pitch_ + (M_ - 1 - m)] = T::value(a(m, k));
     psum_.assign(static_cast<size_t>(R_ * C_), V{});
     zeros_.assign(static_cast<size_t>(C_), V{});
-    bank_[0].assign(static_cast<size_t>(R_ * C_), V{});
-    bank_[1].assign(static_cast<size_t>(R_ * C_), V{});
+    bank_[0].assign(static_cast<size_t>(KR_ * C_), V{});
+    bank_[1].assign(static_cast<size_t>(KR_ * C_), V{});
     acc_.assign(static_cast<size_t>(M_ * acc_pitch_), V{});
     if (observer_) pes_.assign(static_cast<size_t>(R_ * C_), PeState{});
   }
@@ -128,9 +141,9 @@ class Engine {
   FoldState make_fold(int64_t f, int64_t t) const {
     FoldState s;
     s.index = f;
-    s.k0 = (f % row_folds_) * R_;  // fold order: column folds outer, row folds inner
+    s.k0 = (f % row_folds_) * KR_;  // fold order: column folds outer, row folds inner
     s.n0 = (f / row_folds_) * C_;
-    s.kf = std::min(R_, K_ - s.k0);
+    s.kf = std::min(KR_, K_ - s.k0);
     s.nf = std::min(C_, N_ - s.n0);
     s.load = t;
     return s;
@@ -144,14 +157,18 @@ class Engine {
     for (int64_t r = std::min(R_ - 1, s); r >= 1; --r) {
       const int64_t hi = std::min(C_ - 1, s - r);  // columns whose shift has reached row r
       if (hi >= lo)
-        std::memmove(bank + r * C_ + lo, bank + (r - 1) * C_ + lo,
-                     static_cast<size_t>(hi - lo + 1) * sizeof(V));
+        for (int64_t j = 0; j < P_; ++j)
+          std::memmove(bank + (r * P_ + j) * C_ + lo, bank + ((r - 1) * P_ + j) * C_ + lo,
+                       static_cast<size_t>(hi - lo + 1) * sizeof(V));
     }
-    // Weight j enters first and ends in row R-1-j after the last shift.
+    // The weights that enter first end in row R-1 after the last shift.
     const int64_t hi = std::min(C_ - 1, s);
     for (int64_t c = lo; c <= hi; ++c) {
-      const int64_t k = f.k0 + (R_ - 1 - (s - c));
-      bank[c] = (k < K_ && c < f.nf) ? T::value(b_(k, f.n0 + c)) : V{};
+      const int64_t lane0 = (R_ - 1 - (s - c)) * P_;
+      for (int64_t j = 0; j < P_; ++j) {
+        const int64_t k = f.k0 + lane0 + j;
+        bank[j * C_ + c] = (k < K_ && c < f.nf) ? T::value(b_(k, f.n0 + c)) : V{};
+      }
     }
     if (s == R_ - 1) f.landed = true;
   }
@@ -215,8 +232,10 @@ class Engine {
         if (lo >= C) break;                      // left this row (so have older folds)
         const int64_t hi = std::min(C - 1, base);
         if (lo > c) std::fill(cur + c, cur + lo, V{});  // bubble
-        multiply_add(cur + lo, prev + lo, act_.data() + (sg.k0 + r) * act_pitch_ + (M - 1 - base) + lo,
-                     sg.bank + r * C + lo, hi - lo + 1);
+        const V* a = act_.data() + (sg.k0 + r * P_) * act_pitch_ + (M - 1 - base) + lo;
+        const V* w = sg.bank + r * P_ * C + lo;
+        multiply_add(cur + lo, prev + lo, a, w, hi - lo + 1);
+        for (int64_t j = 1; j < P_; ++j) accumulate(cur + lo, a + j * act_pitch_, w + j * C, hi - lo + 1);
         c = hi + 1;
       }
       if (c < C) std::fill(cur + c, cur + C, V{});
@@ -261,10 +280,11 @@ class Engine {
             g = f;
             break;
           }
+        // With P lanes the view shows the PE's first (weight, activation) pair.
         PeState& p = pes_[static_cast<size_t>(r * C_ + c)];
-        const size_t i = static_cast<size_t>(r * C_ + c);
-        p.weight = g >= 0 ? T::to_double(bank_[g & 1][i]) : 0.0;
-        p.shadow = T::to_double(bank_[(g + 1) & 1][i]);
+        const size_t i = static_cast<size_t>(r * C_ + c), lane = static_cast<size_t>(r * P_ * C_ + c);
+        p.weight = g >= 0 ? T::to_double(bank_[g & 1][lane]) : 0.0;
+        p.shadow = T::to_double(bank_[(g + 1) & 1][lane]);
         p.psum = T::to_double(psum_[i]);
         p.activation = 0;
         p.active = false;
@@ -275,15 +295,15 @@ class Engine {
           const int64_t m = d - fs.stream;
           p.fold = static_cast<int>(g);
           p.row = m;
-          p.activation = T::to_double(act_[(fs.k0 + r) * act_pitch_ + (M_ - 1 - m)]);
-          p.active = r < fs.kf && c < fs.nf;
+          p.activation = T::to_double(act_[(fs.k0 + r * P_) * act_pitch_ + (M_ - 1 - m)]);
+          p.active = r * P_ < fs.kf && c < fs.nf;
         }
       }
     }
     observer_->on_cycle(static_cast<uint64_t>(t), pes_);
   }
 
-  const int64_t R_, C_, M_, K_, N_;
+  const int64_t R_, C_, P_, KR_, M_, K_, N_;  // P_: products per PE per cycle; KR_ = R_ * P_
   const Convention convention_;
   const Matrix<In>& b_;
   GridObserver* observer_;
@@ -323,7 +343,7 @@ class WeightStationary : public GridDataflow<WeightStationary> {
                      "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
                      {GemmDim::k, GemmDim::n, GemmDim::m}}) {}
 
-  uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const override {
+  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
     return held_operand_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds), s.m);
   }
 
