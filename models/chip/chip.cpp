@@ -28,13 +28,9 @@ int engine_count(const ChipConfig& config, EngineKind kind, bool networked) {
   }
   return 0;
 }
-}  // namespace
 
-Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const Program& program,
-           GridObserver* observer, IciFabric* fabric, int index)
-    : sc_module(name), semaphores_(program.semaphores.size()),
-      hbm_(config.hbm, config.clock_mhz, config.memory.ideal ? HbmTiming::ideal : HbmTiming::modelled) {
-  const bool networked = fabric != nullptr;
+// Every stream names an engine the chip has.
+void check_engines(const ChipConfig& config, const Program& program, bool networked) {
   for (const auto& s : program.streams)
     if (s.engine.index < 0 || s.engine.index >= engine_count(config, s.engine.kind, networked))
       throw InputError(fmt::format("program uses engine {} but the chip has {} = {}",
@@ -44,12 +40,27 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
                                    : s.engine.kind == EngineKind::vpu ? "vector units"
                                                                       : "ICI engines (ici.topology none: one chip)",
                                    engine_count(config, s.engine.kind, networked)));
+}
+}  // namespace
+
+Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const Program& program,
+           GridObserver* observer, IciFabric* fabric, int index)
+    : sc_module(name), semaphores_(program.semaphores.size()),
+      hbm_(config.hbm, config.clock_mhz, config.memory.ideal ? HbmTiming::ideal : HbmTiming::modelled) {
+  check_engines(config, program, fabric != nullptr);
   std::vector<Scratchpad*> pads;
   for (const auto& c : config.sram.all()) {
     scratchpads_.push_back(std::make_unique<Scratchpad>(c));
     pads.push_back(scratchpads_.back().get());
   }
+  add_mxus(config, program, pads, observer);
+  add_dmas(config, program, pads);
+  add_vpu(config, program, pads);
+  if (fabric) add_ici(config, program, *fabric, index);
+}
 
+void Chip::add_mxus(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads,
+                    GridObserver* observer) {
   const bool exact = config.mxu.model == MxuModel::exact;
   for (int i = 0; i < config.mxu.count; ++i) {
     const MxuSetup setup{config.mxu.shape(), config.mxu.rate, config.mxu.convention, config.mxu.dataflow};
@@ -61,6 +72,9 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
     mxus_.push_back(mxu.get());
     owned_.push_back(std::move(mxu));
   }
+}
+
+void Chip::add_dmas(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads) {
   for (int i = 0; i < static_cast<int>(config.dma.engine.engines); ++i) {
     auto dma = std::make_unique<DmaEngine>(engine_name(EngineKind::dma, i).c_str(),
                                            EngineId{EngineKind::dma, i},
@@ -74,6 +88,9 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
     dmas_.push_back(dma.get());
     owned_.push_back(std::move(dma));
   }
+}
+
+void Chip::add_vpu(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads) {
   auto vpu = std::make_unique<VpuEngine>("vpu0", EngineId{EngineKind::vpu, 0},
                                          stream_for(program, {EngineKind::vpu, 0}), semaphores_, config.vpu);
   vpu->attach_scratchpads(pads[kVmem], pads[kWeights]);
@@ -83,20 +100,21 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
         throw InputError(fmt::format("vpu0 instruction {}: {}", j, *problem));
   vpu_ = vpu.get();
   owned_.push_back(std::move(vpu));
+}
 
-  if (fabric) {
-    const size_t i = static_cast<size_t>(index);
-    fabric->semaphores.resize(std::max(fabric->semaphores.size(), i + 1));
-    fabric->hbms.resize(fabric->semaphores.size());
-    fabric->semaphore_names.resize(fabric->semaphores.size());
-    fabric->semaphores[i] = &semaphores_;
-    fabric->hbms[i] = &hbm_;
-    fabric->semaphore_names[i] = &program.semaphores;
-    auto ici = std::make_unique<IciEngine>("ici0", index, stream_for(program, {EngineKind::ici, 0}), semaphores_,
-                                           *fabric, config.dma.engine.quantum_cycles);
-    ici_ = ici.get();
-    owned_.push_back(std::move(ici));
-  }
+// Chip `index` of a system: its semaphores and HBM join the fabric, and it gets an ICI engine.
+void Chip::add_ici(const ChipConfig& config, const Program& program, IciFabric& fabric, int index) {
+  const size_t i = static_cast<size_t>(index);
+  fabric.semaphores.resize(std::max(fabric.semaphores.size(), i + 1));
+  fabric.hbms.resize(fabric.semaphores.size());
+  fabric.semaphore_names.resize(fabric.semaphores.size());
+  fabric.semaphores[i] = &semaphores_;
+  fabric.hbms[i] = &hbm_;
+  fabric.semaphore_names[i] = &program.semaphores;
+  auto ici = std::make_unique<IciEngine>("ici0", index, stream_for(program, {EngineKind::ici, 0}), semaphores_,
+                                         fabric, config.dma.engine.quantum_cycles);
+  ici_ = ici.get();
+  owned_.push_back(std::move(ici));
 }
 
 void Chip::check_ici() const {

@@ -44,6 +44,13 @@ class Chip : public sc_core::sc_module {
   const std::vector<std::unique_ptr<Scratchpad>>& scratchpads() const { return scratchpads_; }
 
  private:
+  // The engines, each with its stream of the program (the constructor's steps).
+  void add_mxus(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads,
+                GridObserver* observer);
+  void add_dmas(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads);
+  void add_vpu(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads);
+  void add_ici(const ChipConfig& config, const Program& program, IciFabric& fabric, int index);
+
   SemaphoreBank semaphores_;
   HbmCore hbm_;
   std::vector<std::unique_ptr<Scratchpad>> scratchpads_;  // indexed by ScratchpadId

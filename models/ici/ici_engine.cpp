@@ -43,21 +43,10 @@ std::optional<std::string> IciEngine::check(const IciOp& op) const {
 void IciEngine::execute(const Instruction& instruction) {
   const auto* op = std::get_if<IciOp>(&instruction.op);
   if (!op) throw std::logic_error(std::string(basename()) + ": an ICI engine only executes send instructions");
-  IciNetwork& net = fabric_.network;
-  const uint64_t chunk = net.config().chunk_bytes;
-  struct Flow {
-    const IciCopy* copy;
-    std::vector<int> route;
-    uint64_t sent = 0;       // bytes booked so far
-    uint64_t ready = 0;      // when the next chunk may be read and enter the network
-    uint64_t prev_left = 0;  // when the chunk before the last one left the source's port
-    uint64_t arrived = 0;  // when the last booked chunk landed
-  };
   const uint64_t start = sc_core::sc_time_stamp().value();
   std::vector<Flow> flows;
   for (const IciCopy& c : op->copies)
-    flows.push_back({&c, net.topology().route(chip_, c.to, c.tie), 0, start, start, start});
-  HbmCore& src_hbm = *fabric_.hbms[static_cast<size_t>(chip_)];
+    flows.push_back({&c, fabric_.network.topology().route(chip_, c.to, c.tie), 0, start, start, start});
   for (;;) {
     // The message whose next chunk is ready first goes next: messages of one instruction
     // leave through their ports side by side.
@@ -67,26 +56,41 @@ void IciEngine::execute(const Instruction& instruction) {
     if (!f) break;
     const uint64_t now = sc_core::sc_time_stamp().value();
     if (f->ready > now + quantum_ps_) sc_core::wait(sc_core::sc_time::from_value(f->ready - now));
-    const IciCopy& c = *f->copy;
-    const uint64_t bytes = std::min(chunk, c.bytes - f->sent);
-    uint64_t ready = f->ready;
-    if (c.via_hbm) ready = src_hbm.access(c.src_addr + f->sent, bytes, false, ready);
-    const IciNetwork::Booking b = net.book(f->route, bytes, ready, sc_core::sc_time_stamp().value());
-    uint64_t landed = b.arrived;
-    // The HBM model books in call order, so the destination's write is booked at the time the
-    // chunk sets off (booked at its far-off arrival it would hold up that chip's earlier
-    // reads); the chunk has landed once it has arrived and that write is done.
-    if (c.via_hbm)
-      landed = std::max(landed, fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f->sent, bytes, true, ready));
-    f->arrived = std::max(f->arrived, landed);
-    // A port buffers two chunks: the next one may be read while this one crosses the link,
-    // once the one before this has left.
-    f->ready = std::max(ready, f->prev_left);
-    f->prev_left = b.sent;
-    f->sent += bytes;
-    ++stats_.chunks;
+    send_chunk(*f);
   }
-  // Deliver in landing order: each message signals its receiver when its last byte is there.
+  deliver(flows);
+  // The engine's instruction ends on a whole cycle, as every engine's does.
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t end = (now + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
+  if (end > now) sc_core::wait(sc_core::sc_time::from_value(end - now));
+}
+
+// Books the next chunk of `f`: read from this chip's HBM, across the network, written to the
+// destination's HBM.
+void IciEngine::send_chunk(Flow& f) {
+  IciNetwork& net = fabric_.network;
+  const IciCopy& c = *f.copy;
+  const uint64_t bytes = std::min(net.config().chunk_bytes, c.bytes - f.sent);
+  uint64_t ready = f.ready;
+  if (c.via_hbm) ready = fabric_.hbms[static_cast<size_t>(chip_)]->access(c.src_addr + f.sent, bytes, false, ready);
+  const IciNetwork::Booking b = net.book(f.route, bytes, ready, sc_core::sc_time_stamp().value());
+  uint64_t landed = b.arrived;
+  // The HBM model books in call order, so the destination's write is booked at the time the
+  // chunk sets off (booked at its far-off arrival it would hold up that chip's earlier
+  // reads); the chunk has landed once it has arrived and that write is done.
+  if (c.via_hbm)
+    landed = std::max(landed, fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f.sent, bytes, true, ready));
+  f.arrived = std::max(f.arrived, landed);
+  // A port buffers two chunks: the next one may be read while this one crosses the link,
+  // once the one before this has left.
+  f.ready = std::max(ready, f.prev_left);
+  f.prev_left = b.sent;
+  f.sent += bytes;
+  ++stats_.chunks;
+}
+
+// Delivers in landing order: each message signals its receiver when its last byte is there.
+void IciEngine::deliver(std::vector<Flow>& flows) {
   std::vector<Flow*> order;
   for (Flow& f : flows) order.push_back(&f);
   std::stable_sort(order.begin(), order.end(), [](const Flow* a, const Flow* b) { return a->arrived < b->arrived; });
@@ -97,10 +101,6 @@ void IciEngine::execute(const Instruction& instruction) {
     ++stats_.messages;
     stats_.bytes_sent += f->copy->bytes;
   }
-  // The engine's instruction ends on a whole cycle, as every engine's does.
-  const uint64_t now = sc_core::sc_time_stamp().value();
-  const uint64_t end = (now + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
-  if (end > now) sc_core::wait(sc_core::sc_time::from_value(end - now));
 }
 
 }  // namespace systolic

@@ -49,6 +49,18 @@ class IciEngine : public Engine {
   void execute(const Instruction& instruction) override;
 
  private:
+  // One message of an instruction being sent, chunk by chunk.
+  struct Flow {
+    const IciCopy* copy;
+    std::vector<int> route;
+    uint64_t sent = 0;       // bytes booked so far
+    uint64_t ready = 0;      // when the next chunk may be read and enter the network
+    uint64_t prev_left = 0;  // when the chunk before the last one left the source's port
+    uint64_t arrived = 0;    // when the last booked chunk landed
+  };
+  void send_chunk(Flow& f);
+  void deliver(std::vector<Flow>& flows);
+
   int chip_;
   IciFabric& fabric_;
   uint64_t quantum_ps_;

@@ -28,6 +28,41 @@ struct VizOptions {
   int64_t instance = 0;
   double window_ms = 0;
 };
+
+// uniform_pad: --pad-tokens was given.
+int run_viz(const VizOptions& o, bool uniform_pad) {
+  VizRequest request;
+  request.layer = o.layer;
+  request.mxu = o.mxu;
+  if (!o.cycles.empty()) parse_cycle_range(o.cycles, request);
+  // The page always shows the exact model (capture_grid_view switches to it).
+  const ChipConfig config = load_config(o.config, o.overrides);
+  ProgramSource source = o.source;
+  if (!o.requests.empty()) {
+    request.pad_tokens = packed_instance(o.requests, o.buckets, o.instance, o.policy, o.window_ms);
+    const auto& b = request.pad_tokens->bucket;
+    const std::string shape = fmt::format("{}x{}", b.batch, b.length);
+    if (!source.shape.bucket.empty() && source.shape.bucket != shape)
+      throw InputError(fmt::format("viz: --bucket {} differs from the shape of the packed instance, {}; "
+                                   "leave --bucket out with --requests",
+                                   source.shape.bucket, shape));
+    source.shape.bucket = shape;
+  }
+  if (request.pad_tokens || uniform_pad) {
+    if (source.workload.empty() || source.shape.bucket.empty())
+      throw InputError("viz: pad tokens need a transformer model and its bucket: -w MODEL --bucket BxS");
+    if (source.shape.phase != "prefill")
+      throw InputError(fmt::format("viz: pad tokens are shown for --phase prefill, not {}", source.shape.phase));
+  }
+  if (uniform_pad)
+    request.pad_tokens =
+        uniform_pad_tokens(transformer::parse_bucket(source.shape.bucket, "--bucket"), o.pad_tokens);
+  const LoadedProgram loaded = load_program(config, source, "viz");
+  const GridView view = capture_grid_view(config, loaded.workload.name, loaded.program, request);
+  write_file_atomically(o.output, grid_view_html(view));
+  return 0;
+}
+
 }  // namespace
 
 Command add_viz_command(CLI::App& app) {
@@ -57,39 +92,7 @@ Command add_viz_command(CLI::App& app) {
   bkt->needs(req);
   req->excludes(pad);
   pad->excludes(req);
-  return {cmd, [opts, pad]() {
-    VizRequest request;
-    request.layer = opts->layer;
-    request.mxu = opts->mxu;
-    if (!opts->cycles.empty()) parse_cycle_range(opts->cycles, request);
-    // The page always shows the exact model (capture_grid_view switches to it).
-    const ChipConfig config = load_config(opts->config, opts->overrides);
-    ProgramSource source = opts->source;
-    if (!opts->requests.empty()) {
-      request.pad_tokens = packed_instance(opts->requests, opts->buckets, opts->instance, opts->policy,
-                                           opts->window_ms);
-      const auto& b = request.pad_tokens->bucket;
-      const std::string shape = fmt::format("{}x{}", b.batch, b.length);
-      if (!source.shape.bucket.empty() && source.shape.bucket != shape)
-        throw InputError(fmt::format("viz: --bucket {} differs from the shape of the packed instance, {}; "
-                                     "leave --bucket out with --requests",
-                                     source.shape.bucket, shape));
-      source.shape.bucket = shape;
-    }
-    if (request.pad_tokens || pad->count() > 0) {
-      if (source.workload.empty() || source.shape.bucket.empty())
-        throw InputError("viz: pad tokens need a transformer model and its bucket: -w MODEL --bucket BxS");
-      if (source.shape.phase != "prefill")
-        throw InputError(fmt::format("viz: pad tokens are shown for --phase prefill, not {}", source.shape.phase));
-    }
-    if (pad->count() > 0)
-      request.pad_tokens =
-          uniform_pad_tokens(transformer::parse_bucket(source.shape.bucket, "--bucket"), opts->pad_tokens);
-    const LoadedProgram loaded = load_program(config, source, "viz");
-    const GridView view = capture_grid_view(config, loaded.workload.name, loaded.program, request);
-    write_file_atomically(opts->output, grid_view_html(view));
-    return 0;
-  }};
+  return {cmd, [opts, pad]() { return run_viz(*opts, pad->count() > 0); }};
 }
 
 }  // namespace systolic::cli

@@ -39,61 +39,24 @@ class Lowering final : public RingEmitter {
   std::vector<SemWait> ring(const RingPhase& ph, std::vector<SemWait> before) override {
     const int64_t n = static_cast<int64_t>(ph.members.size());
     if (n < 2) return before;
-    const uint64_t w = dtype_storage_bytes(c_.dtype, 1);  // the readers reject int4 here: whole bytes
-    struct Way {
-      int dir;
-      uint64_t base, bytes;
-      int recv, sum;
-    };
-    // Semaphores per phase, shared by the collective's instances (counts accumulate).
-    const size_t p = phase_++;
-    if (p == phase_sems_.size()) {
-      std::vector<std::pair<int, int>> sems;
-      for (int dir : ph.dirs) {
-        const std::string tag = fmt::format("L{}.{}.p{}{}", layer_, c_.name, p, dir > 0 ? '+' : '-');
-        sems.emplace_back(t_.new_semaphore(tag + ".recv"), ph.reduce ? t_.new_semaphore(tag + ".sum") : -1);
-      }
-      phase_sems_.push_back(std::move(sems));
-    }
+    const std::vector<Way> ways = ways_of(ph);
     const uint64_t done_before = instance_ * static_cast<uint64_t>(n - 1);  // earlier instances' counts
-    std::vector<Way> ways;
-    for (size_t i = 0; i < ph.dirs.size(); ++i) {
-      const auto [base, bytes] = part(ph.bytes, ph.dirs.size(), i);
-      ways.push_back({ph.dirs[i], base, bytes, phase_sems_[p][i].first, phase_sems_[p][i].second});
-    }
     const int64_t r = static_cast<int64_t>(ph.rank);
     for (int64_t s = 0; s + 1 < n; ++s) {
-      IciOp op;
-      Instruction send{op, layer_, s == 0 ? before : std::vector<SemWait>{}, {}};
+      Instruction send{IciOp{}, layer_, s == 0 ? before : std::vector<SemWait>{}, {}};
       for (const Way& way : ways) {
         if (s > 0) send.waits.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(s)});
         // Block sent at step s: reduce-scatter passes on the partial sum it just added;
         // all-gather passes on what it received (after a reduce-scatter, starting with the
         // block it finished).
         const int64_t first = ph.after_reduce ? r + way.dir : r;
-        const uint64_t block = mod(first - way.dir * s, n);
-        const auto [offset, size] = part(way.bytes, static_cast<uint64_t>(n), block);
-        IciCopy copy;
-        copy.to = ph.members[mod(r + way.dir, n)];
-        copy.bytes = size;
-        copy.recv_sem = t_.program.semaphores[static_cast<size_t>(way.recv)];
-        copy.tie = way.dir;
-        copy.via_hbm = true;
-        copy.src_addr = t_.hbm_base + way.base + offset;
-        copy.dst_addr = t_.hbm_base + c_.bytes + way.base + offset;
-        std::get<IciOp>(send.op).copies.push_back(std::move(copy));
+        const auto [offset, size] = part(way.bytes, static_cast<uint64_t>(n), mod(first - way.dir * s, n));
+        std::get<IciOp>(send.op).copies.push_back(
+            hbm_copy(ph.members[mod(r + way.dir, n)], size, way.recv, way.dir, way.base + offset));
       }
       ici_.instructions.push_back(std::move(send));
       if (!ph.reduce) continue;
-      for (const Way& way : ways) {
-        // The received partial sum is added to this chip's copy of the same block.
-        const uint64_t block = mod(r - way.dir * (s + 1), n);
-        const uint64_t elems = std::max<uint64_t>(1, part(way.bytes, static_cast<uint64_t>(n), block).second / w);
-        const int64_t cols = static_cast<int64_t>(std::min<uint64_t>(elems, 1024));
-        VpuOp add{VectorKind::add, static_cast<int64_t>((elems + cols - 1) / cols), cols, c_.dtype};
-        Instruction sum{add, layer_, {{way.recv, done_before + static_cast<uint64_t>(s + 1)}}, {way.sum}};
-        stream_of(t_.program, {EngineKind::vpu, 0}).instructions.push_back(std::move(sum));
-      }
+      for (const Way& way : ways) add_received(way, mod(r - way.dir * (s + 1), n), n, done_before + static_cast<uint64_t>(s + 1));
     }
     std::vector<SemWait> done;
     for (const Way& way : ways) done.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(n - 1)});
@@ -121,17 +84,7 @@ class Lowering final : public RingEmitter {
     uint64_t offset = 0;
     for (uint64_t j = 0; j < n; ++j) {
       const uint64_t bytes = c_.send_bytes.empty() ? part(c_.bytes, n, j).second : c_.send_bytes[j];
-      if (j != rank) {
-        IciCopy copy;
-        copy.to = static_cast<int>(j);
-        copy.bytes = bytes;
-        copy.recv_sem = t_.program.semaphores[static_cast<size_t>(recv)];
-        copy.tie = tie;
-        copy.via_hbm = true;
-        copy.src_addr = t_.hbm_base + offset;
-        copy.dst_addr = t_.hbm_base + c_.bytes + offset;
-        std::get<IciOp>(send.op).copies.push_back(std::move(copy));
-      }
+      if (j != rank) std::get<IciOp>(send.op).copies.push_back(hbm_copy(static_cast<int>(j), bytes, recv, tie, offset));
       offset += bytes;
     }
     ici_.instructions.push_back(std::move(send));
@@ -139,6 +92,59 @@ class Lowering final : public RingEmitter {
   }
 
  private:
+  // One direction of a ring phase: its share of the bytes and its semaphores (sum: -1 unless
+  // the phase reduces).
+  struct Way {
+    int dir;
+    uint64_t base, bytes;
+    int recv, sum;
+  };
+
+  // The phase's directions, on semaphores per phase shared by the collective's instances
+  // (counts accumulate).
+  std::vector<Way> ways_of(const RingPhase& ph) {
+    const size_t p = phase_++;
+    if (p == phase_sems_.size()) {
+      std::vector<std::pair<int, int>> sems;
+      for (int dir : ph.dirs) {
+        const std::string tag = fmt::format("L{}.{}.p{}{}", layer_, c_.name, p, dir > 0 ? '+' : '-');
+        sems.emplace_back(t_.new_semaphore(tag + ".recv"), ph.reduce ? t_.new_semaphore(tag + ".sum") : -1);
+      }
+      phase_sems_.push_back(std::move(sems));
+    }
+    std::vector<Way> ways;
+    for (size_t i = 0; i < ph.dirs.size(); ++i) {
+      const auto [base, bytes] = part(ph.bytes, ph.dirs.size(), i);
+      ways.push_back({ph.dirs[i], base, bytes, phase_sems_[p][i].first, phase_sems_[p][i].second});
+    }
+    return ways;
+  }
+
+  // A message to chip `to`: `bytes` from `offset` of the send area into the same offset of
+  // the receive area (HBM to HBM), counted on semaphore `recv`.
+  IciCopy hbm_copy(int to, uint64_t bytes, int recv, int tie, uint64_t offset) const {
+    IciCopy copy;
+    copy.to = to;
+    copy.bytes = bytes;
+    copy.recv_sem = t_.program.semaphores[static_cast<size_t>(recv)];
+    copy.tie = tie;
+    copy.via_hbm = true;
+    copy.src_addr = t_.hbm_base + offset;
+    copy.dst_addr = t_.hbm_base + c_.bytes + offset;
+    return copy;
+  }
+
+  // The received partial sum of `block` is added to this chip's copy of the same block, once
+  // `received` messages have arrived one way.
+  void add_received(const Way& way, uint64_t block, int64_t n, uint64_t received) {
+    const uint64_t w = dtype_storage_bytes(c_.dtype, 1);  // the readers reject int4 here: whole bytes
+    const uint64_t elems = std::max<uint64_t>(1, part(way.bytes, static_cast<uint64_t>(n), block).second / w);
+    const int64_t cols = static_cast<int64_t>(std::min<uint64_t>(elems, 1024));
+    VpuOp add{VectorKind::add, static_cast<int64_t>((elems + cols - 1) / cols), cols, c_.dtype};
+    Instruction sum{add, layer_, {{way.recv, received}}, {way.sum}};
+    stream_of(t_.program, {EngineKind::vpu, 0}).instructions.push_back(std::move(sum));
+  }
+
   CollectiveTarget& t_;
   const CollectiveWork& c_;
   int layer_;

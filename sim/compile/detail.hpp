@@ -1,6 +1,6 @@
 #pragma once
-// Pieces of the compiler (compile.cpp: the entry point; compile_tiled.cpp: the lowering,
-// tiles moved by DMA through the scratchpads; compile_collective.cpp: ICI collectives).
+// Pieces of the compiler (compile.cpp: the entry point; tiled*.cpp: the lowering, tiles moved
+// by DMA through the scratchpads; collective.cpp: ICI collectives).
 #include <cstddef>
 #include <cstdint>
 #include <map>

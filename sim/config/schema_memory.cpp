@@ -7,10 +7,11 @@
 #include "sim/config/values.hpp"
 
 namespace systolic {
+namespace {
 
-std::vector<ConfigKey> memory_keys() {
-  using namespace config_values;
-  std::vector<ConfigKey> k;
+using namespace config_values;
+
+void add_hbm_keys(std::vector<ConfigKey>& k) {
   ConfigKey preset = registry_key<DramStandard>("hbm.preset", [](auto& c) -> auto& { return c.hbm_preset; },
                                                 "Starting point for every hbm.* key: " +
                                                     DramRegistry::instance().described() +
@@ -53,7 +54,9 @@ std::vector<ConfigKey> memory_keys() {
                        "Consecutive blocks of this size rotate over the pseudo-channels."));
   k.push_back(size_key("hbm.chunk_bytes", [](auto& c) -> auto& { return c.hbm.chunk_bytes; }, 1,
                        "Largest piece timed as one unit (a page): simulation cost is per chunk."));
+}
 
+void add_sram_keys(std::vector<ConfigKey>& k) {
   const auto scratchpad = [&](const char* name, ScratchpadConfig SramConfig::*pad, const char* what) {
     const std::string p = std::string("sram.") + name;
     k.push_back(size_key(p + "_bytes", [pad](auto& c) -> auto& { return (c.sram.*pad).capacity_bytes; }, 1,
@@ -68,7 +71,9 @@ std::vector<ConfigKey> memory_keys() {
   scratchpad("vmem", &SramConfig::vmem, "vector memory holding activations");
   scratchpad("weights", &SramConfig::weights, "weight buffer feeding the MXUs");
   scratchpad("accumulators", &SramConfig::accumulators, "accumulators holding partial sums (32-bit)");
+}
 
+void add_dma_keys(std::vector<ConfigKey>& k) {
   k.push_back(integer_key("dma.engines", [](auto& c) -> auto& { return c.dma.engine.engines; }, 1, 64, "",
                           "DMA engines; each has its own descriptor queue and shares the HBM."));
   k.push_back(bool_key("dma.double_buffer", [](auto& c) -> auto& { return c.dma.double_buffer; },
@@ -80,7 +85,10 @@ std::vector<ConfigKey> memory_keys() {
   k.push_back(integer_key("dma.quantum_cycles", [](auto& c) -> auto& { return c.dma.engine.quantum_cycles; }, 1,
                           std::numeric_limits<int64_t>::max(), "cycles",
                           "How far an engine books HBM time ahead before yielding to the others."));
-  // The vector unit (models/vpu/vpu_core.hpp has the cost table).
+}
+
+// The vector unit (models/vpu/vpu_core.hpp has the cost table).
+void add_vpu_keys(std::vector<ConfigKey>& k) {
   k.push_back(integer_key("vpu.lanes", [](auto& c) -> auto& { return c.vpu.lanes; }, 1, 65536, "elements",
                           "Columns of a vector register."));
   k.push_back(integer_key("vpu.sublanes", [](auto& c) -> auto& { return c.vpu.sublanes; }, 1, 1024, "rows",
@@ -91,6 +99,16 @@ std::vector<ConfigKey> memory_keys() {
                           1024, "", "Register operations per exp, tanh, reciprocal or rsqrt."));
   k.push_back(integer_key("vpu.latency_cycles", [](auto& c) -> auto& { return c.vpu.latency_cycles; }, 0, 1000000,
                           "cycles", "Pipeline fill and drain per vector instruction."));
+}
+
+}  // namespace
+
+std::vector<ConfigKey> memory_keys() {
+  std::vector<ConfigKey> k;
+  add_hbm_keys(k);
+  add_sram_keys(k);
+  add_dma_keys(k);
+  add_vpu_keys(k);
   return k;
 }
 

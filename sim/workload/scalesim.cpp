@@ -212,24 +212,29 @@ class CsvReader {
                        name, f.back()));
     std::vector<int64_t> v;
     for (size_t i = 1; i < want; ++i) v.push_back(positive(f[i], line, name, h.labels[i]));
+    if (h.form == Form::gemm) read_gemm(name, v, line, w);
+    else read_conv(h, name, v, line, w);
+  }
 
-    if (h.form == Form::gemm) {
-      // SCALE-Sim (load_arrays_gemm) turns "Layer, M, N, K" into a convolution with an M x K
-      // ifmap, a 1 x K filter, 1 channel, N filters, stride 1: T = M, Sr = K, Sc = N.
-      Gemm g;
-      g.name = name;
-      g.m = v[0];
-      g.n = v[1];
-      g.k = v[2];
-      g.source = source_of(path_, line);
-      const auto mk = checked_mul(g.m, g.k);
-      if (!mk || !checked_mul(*mk, g.n))
-        fail(path_, line,
-             fmt::format("layer '{}': M*K*N = {}*{}*{} overflows int64", name, g.m, g.k, g.n));
-      w.gemms.push_back(std::move(g));
-      return;
-    }
+  // SCALE-Sim (load_arrays_gemm) turns "Layer, M, N, K" into a convolution with an M x K
+  // ifmap, a 1 x K filter, 1 channel, N filters, stride 1: T = M, Sr = K, Sc = N.
+  void read_gemm(const std::string& name, const std::vector<int64_t>& v, int64_t line, Workload& w) {
+    Gemm g;
+    g.name = name;
+    g.m = v[0];
+    g.n = v[1];
+    g.k = v[2];
+    g.source = source_of(path_, line);
+    const auto mk = checked_mul(g.m, g.k);
+    if (!mk || !checked_mul(*mk, g.n))
+      fail(path_, line,
+           fmt::format("layer '{}': M*K*N = {}*{}*{} overflows int64", name, g.m, g.k, g.n));
+    w.gemms.push_back(std::move(g));
+  }
 
+  // A convolution layer as its im2col GEMM (one per channel when depthwise).
+  void read_conv(const Header& h, const std::string& name, const std::vector<int64_t>& v, int64_t line,
+                 Workload& w) {
     ConvLayer c;
     c.name = name;
     c.ifmap_h = v[0];

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "input_error.hpp"
 #include "models/common/error.hpp"
 #include "sim/packing/buckets.hpp"
 #include "sim/packing/request_log.hpp"
@@ -56,16 +57,6 @@ inline serving::ServeOptions serve_options(std::vector<packing::Shape> prefill,
   o.kv_capacity_bytes = capacity_tokens;
   o.kv_link_bytes_per_s = 1e12;
   return o;
-}
-
-template <typename F>
-std::string input_error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace systolic::testing

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "input_error.hpp"
 #include "models/common/error.hpp"
 #include "sim/config/config.hpp"
 
@@ -15,12 +16,7 @@ const std::string kData = std::string(SYSTOLIC_TEST_DATA) + "/config/";
 const std::string kConfigs = std::string(SYSTOLIC_SOURCE_DIR) + "/configs/";
 
 std::string error_of(const std::string& path, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_config(path, overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testing::input_error_of([&] { load_config(path, overrides); });
 }
 
 double peak_macs_per_s(const ChipConfig& c) {

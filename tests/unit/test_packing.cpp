@@ -8,6 +8,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "input_error.hpp"
 #include "models/common/error.hpp"
 #include "sim/packing/bin_packer.hpp"
 #include "sim/packing/buckets.hpp"
@@ -17,28 +18,19 @@
 
 using namespace systolic;
 using namespace systolic::packing;
+using systolic::testing::input_error_of;
 
 namespace {
 const std::string kData = std::string(SYSTOLIC_TEST_DATA) + "/packing/";
 const std::string kTraces = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/";
 const std::string kAzure = kTraces + "requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv";
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string log_error(const std::string& file, bool skip = false) {
-  return error_of([&] { load_request_log(kData + file, skip); });
+  return input_error_of([&] { load_request_log(kData + file, skip); });
 }
 
 std::string bucket_error(const std::string& file) {
-  return error_of([&] { load_bucket_set(kData + file); });
+  return input_error_of([&] { load_bucket_set(kData + file); });
 }
 
 Request req(int64_t id, double t, int64_t prompt, int64_t output = 1) {
@@ -610,13 +602,13 @@ TEST_CASE("request logs: every bad input names file and line", "[packing]") {
   CHECK_THAT(log_error("all_bad.csv", true),
              Catch::Contains("all_bad.csv: no valid request rows: all 2 data rows are bad"));
   CHECK_THAT(log_error("no_such_file.csv"), Catch::Contains("no_such_file.csv: cannot open"));
-  CHECK_THAT(error_of([] { parse_request_log("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+  CHECK_THAT(input_error_of([] { parse_request_log("TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                              "2023-02-30 00:00:00,1,1\n", "mem.csv"); }),
              Catch::Contains("mem.csv:2: TIMESTAMP '2023-02-30 00:00:00': day 30 is not in 1..28"));
-  CHECK_THAT(error_of([] { parse_request_log("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+  CHECK_THAT(input_error_of([] { parse_request_log("TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                              "18:17:03,1,1\n", "mem.csv"); }),
              Catch::Contains("mem.csv:2: TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS[.fraction]'"));
-  CHECK_THAT(error_of([] { parse_request_log("arrival_s,prompt_tokens,output_tokens\n"
+  CHECK_THAT(input_error_of([] { parse_request_log("arrival_s,prompt_tokens,output_tokens\n"
                                              "0,99999999999,1\n", "mem.csv"); }),
              Catch::Contains("mem.csv:2: prompt_tokens: 99999999999 tokens is more than"));
 
@@ -678,22 +670,22 @@ TEST_CASE("bucket sets: every bad input names file and line", "[packing]") {
              Catch::Contains("decode_scalar.yaml:2: key 'decode': expected a non-empty list"));
   CHECK_THAT(bucket_error("not_map.yaml"), Catch::Contains("not_map.yaml:1: expected a map"));
   CHECK_THAT(bucket_error("no_such.yaml"), Catch::Contains("no_such.yaml: cannot open"));
-  CHECK_THAT(error_of([] { make_bucket_set({}, {{8, 4096}}); }),
+  CHECK_THAT(input_error_of([] { make_bucket_set({}, {{8, 4096}}); }),
              Catch::Contains("'prefill' bucket list is empty"));
 }
 
 TEST_CASE("bucket lengths must be multiples of the array tile", "[packing]") {
   const BucketSet odd = load_bucket_set(kData + "odd_lengths.yaml");
   CHECK_NOTHROW(check_buckets_fit_array(odd, 4, 4));  // 3000 = 750 x 4
-  CHECK_THAT(error_of([&] { check_buckets_fit_array(odd, 128, 128); }),
+  CHECK_THAT(input_error_of([&] { check_buckets_fit_array(odd, 128, 128); }),
              Catch::Contains("odd_lengths.yaml:4: prefill bucket [1, 3000]: S = 3000 is not a "
                              "multiple of 128 (its width for the 128x128 array)"));
-  CHECK_THAT(error_of([&] { check_buckets_fit_array(odd, 128, 128); }),
+  CHECK_THAT(input_error_of([&] { check_buckets_fit_array(odd, 128, 128); }),
              Catch::Contains("Use 2944 or 3072"));
   CHECK(array_tile(128, 96) == 384);
   const BucketSet issue = load_bucket_set(kData + "issue.yaml");
   CHECK_NOTHROW(check_buckets_fit_array(issue, 256, 256));
-  CHECK_THAT(error_of([&] { check_buckets_fit_array(issue, 96, 96); }),
+  CHECK_THAT(input_error_of([&] { check_buckets_fit_array(issue, 96, 96); }),
              Catch::Contains("prefill bucket [1, 2048]: S = 2048 is not a multiple of 96"));
 }
 
@@ -701,15 +693,15 @@ TEST_CASE("pack options are validated", "[packing]") {
   const BucketSet set = make_bucket_set({{1, 100}}, {{1, 100}});
   PackOptions o;
   o.window_ms = -1;
-  CHECK_THAT(error_of([&] { pack({}, set, o); }),
+  CHECK_THAT(input_error_of([&] { pack({}, set, o); }),
              Catch::Contains("option 'window_ms': expected a time in milliseconds >= 0, got -1"));
   o = PackOptions{};
   o.compile_pad_threshold = 2;
-  CHECK_THAT(error_of([&] { validate(o); }), Catch::Contains("option 'compile_pad_threshold'"));
+  CHECK_THAT(input_error_of([&] { validate(o); }), Catch::Contains("option 'compile_pad_threshold'"));
   CHECK(packer_name("first_fit_decreasing", "--policy") == "first-fit-decreasing");
   CHECK(packer_name("ffd", "--policy") == "first-fit-decreasing");
   CHECK(packer_name("best-fit", "--policy") == "best-fit");
-  CHECK(error_of([] { packer_name("worst-fit", "--policy"); }) ==
+  CHECK(input_error_of([] { packer_name("worst-fit", "--policy"); }) ==
         "--policy 'worst-fit': expected one of none, first-fit (ff), first-fit-decreasing (ffd), best-fit (bf) "
         "(did you mean 'first-fit'?)");
   CHECK(kOverflowNames.parse("split") == Overflow::split);

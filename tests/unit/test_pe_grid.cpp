@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -130,7 +131,28 @@ struct Recorder : GridObserver {
   const PeState& at(uint64_t cycle, int64_t r, int64_t c) const {
     return states.at(cycle)[static_cast<size_t>(r * cols + c)];
   }
+  // What PE (r, c) holds at `cycle`: fold, weight, activation, psum, shadow.
+  std::array<double, 5> held(uint64_t cycle, int64_t r, int64_t c) const {
+    const PeState& p = at(cycle, r, c);
+    return {static_cast<double>(p.fold), p.weight, p.activation, p.psum, p.shadow};
+  }
 };
+
+// [m, k] x [k, n] int8 (row-major values) on a 2x2 tpu grid, every cycle recorded.
+struct Recorded2x2 {
+  Recorder rec;
+  Matrix<int32_t> c;
+  uint64_t cycles = 0;
+};
+Recorded2x2 run_2x2(int64_t m, int64_t k, int64_t n, std::vector<int8_t> a_values, std::vector<int8_t> b_values) {
+  Matrix<int8_t> a(m, k), b(k, n);
+  a.data = std::move(a_values);
+  b.data = std::move(b_values);
+  Recorded2x2 out;
+  out.rec.cols = 2;
+  out.cycles = PeGrid({2, 2}, Convention::tpu).run(a, b, out.c, &out.rec);
+  return out;
+}
 
 // ---- brute-force float formats ----------------------------------------------------------
 
@@ -472,15 +494,10 @@ TEST_CASE("PeGrid observer: 2x2 single fold, worked by hand", "[mxu][pe_grid][ob
   //            PE(1,0) m=1: 15 + 4*7 = 43 (C[1][0]);  PE(1,1) m=0: 6 + 2*8 = 22 (C[0][1])
   //   cycle 5: PE(1,1) m=1: 18 + 4*8 = 50 (C[1][1]) leaves after cycle 5: 6 cycles
   //   = R + (M + R + C - 2) = 2 + 4.
-  Matrix<int8_t> a(2, 2), b(2, 2);
-  a.data = {1, 2, 3, 4};
-  b.data = {5, 6, 7, 8};
-  Recorder rec;
-  rec.cols = 2;
-  Matrix<int32_t> c;
-  PeGrid grid({2, 2}, Convention::tpu);
-  REQUIRE(grid.run(a, b, c, &rec) == 6);
-  CHECK(c.data == std::vector<int32_t>{19, 22, 43, 50});
+  const Recorded2x2 run = run_2x2(2, 2, 2, {1, 2, 3, 4}, {5, 6, 7, 8});
+  const Recorder& rec = run.rec;
+  REQUIRE(run.cycles == 6);
+  CHECK(run.c.data == std::vector<int32_t>{19, 22, 43, 50});
   CHECK(rec.cycles == std::vector<uint64_t>{0, 1, 2, 3, 4, 5});
 
   // Weight shift-in (shadow bank) before any stream.
@@ -530,40 +547,16 @@ TEST_CASE("PeGrid observer: 2x2, two folds share the array", "[mxu][pe_grid][obs
   // Last output, fold 1 (m=1, c=1), leaves after S_1 + 1 + 1 + 1 = 7: 8 cycles
   //   = R + (F-1)*max(M,R) + (M+R+C-2) = 2 + 2 + 4.
   // C = A*B: [1+6+15+28, 2+8+18+32; 5+18+35+56, 10+24+42+64] = [50 60; 114 140].
-  Matrix<int8_t> a(2, 4), b(4, 2);
-  a.data = {1, 2, 3, 4, 5, 6, 7, 8};
-  b.data = {1, 2, 3, 4, 5, 6, 7, 8};
-  Recorder rec;
-  rec.cols = 2;
-  Matrix<int32_t> c;
-  PeGrid grid({2, 2}, Convention::tpu);
-  REQUIRE(grid.run(a, b, c, &rec) == 8);
-  CHECK(c.data == std::vector<int32_t>{50, 60, 114, 140});
+  const Recorded2x2 run = run_2x2(2, 4, 2, {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Recorder& rec = run.rec;
+  REQUIRE(run.cycles == 8);
+  CHECK(run.c.data == std::vector<int32_t>{50, 60, 114, 140});
 
-  const PeState& p00 = rec.at(4, 0, 0);
-  CHECK(p00.fold == 1);
-  CHECK(p00.weight == 5);
-  CHECK(p00.activation == 3);
-  CHECK(p00.psum == 15);
-  CHECK(p00.shadow == 1);
-  const PeState& p01 = rec.at(4, 0, 1);
-  CHECK(p01.fold == 0);
-  CHECK(p01.weight == 2);
-  CHECK(p01.activation == 5);
-  CHECK(p01.psum == 10);
-  CHECK(p01.shadow == 6);
-  const PeState& p10 = rec.at(4, 1, 0);
-  CHECK(p10.fold == 0);
-  CHECK(p10.weight == 3);
-  CHECK(p10.activation == 6);
-  CHECK(p10.psum == 23);
-  CHECK(p10.shadow == 7);
-  const PeState& p11 = rec.at(4, 1, 1);
-  CHECK(p11.fold == 0);
-  CHECK(p11.weight == 4);
-  CHECK(p11.activation == 2);
-  CHECK(p11.psum == 10);
-  CHECK(p11.shadow == 8);
+  // Cycle 4, (fold, weight, activation, psum, shadow) per PE.
+  CHECK(rec.held(4, 0, 0) == std::array<double, 5>{1, 5, 3, 15, 1});
+  CHECK(rec.held(4, 0, 1) == std::array<double, 5>{0, 2, 5, 10, 6});
+  CHECK(rec.held(4, 1, 0) == std::array<double, 5>{0, 3, 6, 23, 7});
+  CHECK(rec.held(4, 1, 1) == std::array<double, 5>{0, 4, 2, 10, 8});
   // Cycle 3: fold 1's first weight (B[3][1] = 8) is at the top of column 1 only. PE(1,1)
   // has not been reached by fold 0 yet (d = 1 < S_0), so it has no active weight and its
   // shadow is fold 0's B[1][1] = 4, loaded and waiting.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "input_error.hpp"
 #include "models/common/error.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/hash.hpp"
@@ -30,12 +31,7 @@ Workload sample() {
 }
 
 std::string error_of(const std::string& text, const ChipConfig& c = chip(2)) {
-  try {
-    parse_trace(text, "t.trace", c);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testing::input_error_of([&] { parse_trace(text, "t.trace", c); });
 }
 
 // The header `systolic compile` writes for chip(2), the line after it, and "t.trace:N:" for

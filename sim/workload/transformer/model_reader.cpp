@@ -26,6 +26,27 @@ bool is_model_file(const std::string& path) {
 
 namespace {
 
+// One occurrence of a matmul op of the lowering, named `name`.
+Gemm gemm_of(const transformer::Lowered& lowered, const transformer::TfOp& op, const transformer::GemmShape& g,
+             const std::string& name) {
+  Gemm gemm;
+  gemm.name = name;
+  gemm.m = g.m;
+  gemm.k = g.k;
+  gemm.n = g.n;
+  // Activations in and out; B (weights, KV cache) in its own type when that differs.
+  gemm.dtype = lowered.precision.activations;
+  if (g.b_type(lowered.precision) != *gemm.dtype) gemm.b_dtype = g.b_type(lowered.precision);
+  gemm.fp8_scale = lowered.precision.fp8_scale;
+  gemm.repeat = op.repeat;
+  gemm.source = lowered.source;
+  if (op.kind == transformer::OpKind::attention) gemm.kind = LayerKind::attention;
+  gemm.b_from_previous = g.b_reused;
+  gemm.useful_rows = g.useful_rows;
+  gemm.b_group = g.b_group;
+  return gemm;
+}
+
 // The workload of a lowering, layer by layer as the chip runs it: every occurrence of every
 // group in order (layer l + 1 starts from layer l's output, so its ops, and its collectives,
 // cannot start before layer l's), each op with its instances of one occurrence (heads, experts)
@@ -68,22 +89,7 @@ Workload to_workload(const transformer::Lowered& lowered, const std::vector<tran
           j = joins.erase(j);
         }
         if (const GemmShape* g = op.gemm()) {
-          Gemm gemm;
-          gemm.name = op_name;
-          gemm.m = g->m;
-          gemm.k = g->k;
-          gemm.n = g->n;
-          // Activations in and out; B (weights, KV cache) in its own type when that differs.
-          gemm.dtype = lowered.precision.activations;
-          if (g->b_type(lowered.precision) != *gemm.dtype) gemm.b_dtype = g->b_type(lowered.precision);
-          gemm.fp8_scale = lowered.precision.fp8_scale;
-          gemm.repeat = op.repeat;
-          gemm.source = lowered.source;
-          if (op.kind == OpKind::attention) gemm.kind = LayerKind::attention;
-          gemm.b_from_previous = g->b_reused;
-          gemm.useful_rows = g->useful_rows;
-          gemm.b_group = g->b_group;
-          w.gemms.push_back(std::move(gemm));
+          w.gemms.push_back(gemm_of(lowered, op, *g, op_name));
           continue;
         }
         VectorWork v;

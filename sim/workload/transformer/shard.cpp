@@ -205,6 +205,10 @@ void Sharder::dispatch_after(size_t i) {
     }
 }
 
+// One op's share on this chip, by its role. Why one 86-line function: it is one switch over
+// OpRole with no default, so the compiler (-Wswitch) names any role a new op brings that is not
+// sharded here (issue #15: a new op was once silently left unsharded); each case is a line or
+// two, and the rule for every role reads best side by side.
 void Sharder::shard_op(size_t i) {
   TfOp& op = out_.lowered.ops[i];
   const std::string& group_name = out_.lowered.groups[static_cast<size_t>(op.group)].name;
