@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/percentile.hpp"
 #include "sim/packing/detail.hpp"
 
 namespace systolic::packing {
@@ -27,12 +28,6 @@ void add(AttentionCells& into, const AttentionCells& c) {
 }
 
 void finish(PhaseTotals& t) { t.fill = ratio(t.useful_tokens, t.useful_tokens + t.pad_tokens); }
-
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
-  return sorted[i];
-}
 
 }  // namespace
 
@@ -89,7 +84,6 @@ Summary summarize(const PackResult& r) {
   s.window_ms = r.options.window_ms;
   s.overflow = r.options.overflow;
   s.compile_new_shapes = r.options.compile_new_shapes;
-  s.decode_timed = static_cast<bool>(r.options.decode_step_time) || r.options.decode_step_s > 0;
   s.requests = r.requests;
   s.accepted = static_cast<int64_t>(r.accepted.size());
   s.rejected = static_cast<int64_t>(r.rejected.size());
@@ -222,7 +216,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
   j["window_ms"] = s.window_ms;
   j["overflow"] = kOverflowNames.name(s.overflow);
   j["compile_new_shapes"] = s.compile_new_shapes;
-  j["decode_timing"] = s.decode_timed ? "timed" : "backlogged";
+  j["decode_timing"] = "backlogged";  // when tokens come out: the serving engine's report
   j["requests"] = {{"given", s.requests},
                    {"accepted", s.accepted},
                    {"rejected", s.rejected},
@@ -279,10 +273,10 @@ nlohmann::ordered_json instances_to_json(const PackResult& r) {
 
 std::string format_summary(const Summary& s) {
   std::string out = fmt::format(
-      "bucket set '{}', packer {}, window {} ms, overflow {}{}; decode {}\n", s.bucket_set,
-      s.packer, s.window_ms, kOverflowNames.name(s.overflow),
-      s.compile_new_shapes ? ", compiles new shapes" : "",
-      s.decode_timed ? "timed" : "backlogged (a freed slot is refilled at once)");
+      "bucket set '{}', packer {}, window {} ms, overflow {}{}; decode backlogged (a freed slot is "
+      "refilled at once)\n",
+      s.bucket_set, s.packer, s.window_ms, kOverflowNames.name(s.overflow),
+      s.compile_new_shapes ? ", compiles new shapes" : "");
   out += fmt::format(
       "requests {}: accepted {}, rejected {} (prefill {}, decode {}), split {} into {} chunks, "
       "truncated {} ({} tokens); windows {}; compiled {} shapes, stall {:.1f} s\n",

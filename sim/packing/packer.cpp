@@ -110,9 +110,6 @@ void validate(const PackOptions& o) {
   if (o.compile_max_length < 0 || o.compile_max_length > kMaxTokens)
     bad("compile_max_length", fmt::format("0 (no limit) or a token count up to {}", kMaxTokens),
         std::to_string(o.compile_max_length));
-  if (!std::isfinite(o.decode_step_s) || o.decode_step_s < 0)
-    bad("decode_step_s", "a time in seconds >= 0 (0: backlogged decode)",
-        fmt_seconds(o.decode_step_s));
 }
 
 std::vector<BucketInstance> place_lanes(const std::vector<Lane>& lanes,
@@ -301,7 +298,6 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
   std::vector<Shape> decode_shapes;
   for (const Bucket& b : buckets.decode) decode_shapes.push_back(b.shape);
   std::vector<DecodeJob> jobs;
-  std::vector<size_t> job_of;  // job -> index in admitted
   // Decode compilations, in order of the prefill dispatch of the request that needs them.
   std::vector<size_t> by_ready(admitted.size());
   std::iota(by_ready.begin(), by_ready.end(), size_t{0});
@@ -323,20 +319,9 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
     const Admitted& a = admitted[k];
     if (a.generated < 1) continue;
     DecodeJob job{a.request->id, a.request->prompt_tokens, a.generated, a.dispatch_s};
-    if (a.decode == Admit::compile) {
-      const auto it = decode_compiled.lower_bound(job.prompt_tokens + job.output_tokens);
-      job.ready_s = std::max(job.ready_s, it->second + options.compile_stall_s);
-    }
     jobs.push_back(job);
-    job_of.push_back(k);
   }
-  std::function<double(const Shape&)> step_time = options.decode_step_time;
-  if (!step_time && options.decode_step_s > 0) {
-    const double s = options.decode_step_s;
-    step_time = [s](const Shape&) { return s; };
-  }
-  std::vector<double> done;
-  result.decode = schedule_decode(jobs, decode_shapes, step_time, &done);
+  result.decode = schedule_decode(jobs, decode_shapes);
   for (DecodeShapeStats& st : result.decode)
     st.runtime_shape = decode_compiled.count(st.shape.length) > 0;
   result.compile_stall_s = static_cast<double>(result.compiled.size()) * options.compile_stall_s;
@@ -362,7 +347,6 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
     }
     result.accepted.push_back(t);
   }
-  for (size_t j = 0; j < jobs.size(); ++j) result.accepted[job_of[j]].decode_done_s = done[j];
   return result;
 }
 

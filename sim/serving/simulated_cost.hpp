@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/serving/replay.hpp"
+#include "sim/serving/shape_simulator.hpp"
 #include "sim/serving/step_cost.hpp"
 
 namespace systolic::serving {

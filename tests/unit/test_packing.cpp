@@ -399,7 +399,7 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   //   step 5: D -   (12)        D done
   // 5 steps, 8 occupied slot-steps, 2 empty; KV used 22 + 23 + 25 + 11 + 12 = 93 of 5·2·100.
   const std::vector<DecodeJob> jobs{{0, 10, 3, 0}, {1, 10, 1, 0}, {2, 10, 2, 0}, {3, 10, 2, 0}};
-  const auto st = schedule_decode(jobs, {{2, 100}}, {});
+  const auto st = schedule_decode(jobs, {{2, 100}});
   REQUIRE(st.size() == 1);
   CHECK(st[0].shape == Shape{2, 100});
   CHECK(st[0].steps == 5);
@@ -409,18 +409,8 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   CHECK(st[0].kv_used == 93);
   CHECK(st[0].kv_capacity == 1000);
 
-  // Timed, 1 s per step: A (3 tokens) ready at 0 runs steps at 0, 1, 2; the pool idles until B
-  // is ready at 10. Every step has one empty slot.
-  std::vector<double> done;
-  const auto timed = schedule_decode({{0, 10, 3, 0.0}, {1, 10, 1, 10.0}}, {{2, 100}},
-                                     [](const Shape&) { return 1.0; }, &done);
-  REQUIRE(timed.size() == 1);
-  CHECK(timed[0].steps == 4);
-  CHECK(timed[0].empty_slot_steps == 4);
-  CHECK(done == std::vector<double>{3.0, 11.0});
-
   // Several B for one L: each step runs the smallest B >= occupied slots.
-  const auto multi = schedule_decode({{0, 10, 3, 0}, {1, 10, 1, 0}}, {{1, 100}, {4, 100}}, {});
+  const auto multi = schedule_decode({{0, 10, 3, 0}, {1, 10, 1, 0}}, {{1, 100}, {4, 100}});
   REQUIRE(multi.size() == 2);
   CHECK(multi[0].shape == Shape{1, 100});
   CHECK(multi[0].steps == 2);
@@ -431,7 +421,7 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   CHECK(multi[1].empty_slot_steps == 2);
 
   // Each request goes to the smallest L >= prompt + output.
-  const auto classes = schedule_decode({{0, 10, 5, 0}, {1, 60, 50, 0}}, {{2, 100}, {2, 200}}, {});
+  const auto classes = schedule_decode({{0, 10, 5, 0}, {1, 60, 50, 0}}, {{2, 100}, {2, 200}});
   REQUIRE(classes.size() == 2);
   CHECK(classes[0].occupied_slot_steps == 5);
   CHECK(classes[1].occupied_slot_steps == 50);
@@ -441,17 +431,13 @@ TEST_CASE("pack() runs decode after prefill and reports it per shape", "[packing
   const BucketSet set = load_bucket_set(kData + "issue.yaml");
   CHECK(set.name == "issue");
   const RequestLog log = load_request_log(kData + "seconds.csv");
-  PackOptions o;
-  o.decode_step_s = 0.5;  // timed: joins at its prefill dispatch
-  const PackResult r = pack(log.requests, set, o);
+  const PackResult r = pack(log.requests, set, PackOptions{});
   // 8000 + 3 tokens exceed the one decode pool's L = 4096: rejected at admission.
   REQUIRE(r.accepted.size() == 3);
   CHECK(r.accepted[0].decode_shape == Shape{8, 4096});
   CHECK(r.rejected.size() == 1);  // 8000 + 3 > 4096: no decode pool holds it
   const Summary s = summarize(r);
   CHECK(s.decode.useful_tokens == 4 + 2 + 1);
-  CHECK(s.decode_timed);
-  CHECK(r.accepted[0].decode_done_s == Approx(2.0));  // 4 steps of 0.5 s from 0
 }
 
 // ---------------------------------------------------------------- the Azure code trace
