@@ -14,11 +14,14 @@
 #include "sim/serving/replay.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/simulated_cost.hpp"
+#include "sim/workload/transformer/model.hpp"
 
 namespace systolic {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+constexpr const char* kBaselineScheduler = "dynamic";  // the static-shape tax's baseline
 
 // The replay times every shape on one chip; a multi-chip config would report one chip's time
 // as the system's. Refused until pack learns --tp.
@@ -85,6 +88,7 @@ serving::ServeOptions serve_options(const ChipConfig& config, const std::string&
   o.kv_capacity_bytes = static_cast<double>(config.hbm.capacity_bytes) - static_cast<double>(need.weights) -
                         static_cast<double>(activations);
   o.chunk_tokens = chunk_tokens;
+  o.model_context = transformer::load_model(model).max_seq.value_or(0);
   o.overflow = overflow == packing::Overflow::split ? serving::Overflow::truncate : serving::Overflow::reject;
   // disaggregated: the KV cache crosses one ICI link, one direction (ici.link_gbps; its source
   // is in the config's comments).
@@ -116,6 +120,31 @@ void add_timeline(const serving::ServeResult& result, const std::string& set, in
     slice("prefill", r.start_s, r.first_token_s);
     if (r.generated_tokens > 1) slice("decode", r.first_token_s, r.last_token_s);
   }
+}
+
+// The static-shape tax of `served` against the baseline: busy time and energy over the
+// baseline's, minus 1 (docs/serving.md, "The static-shape tax").
+json tax_json(const serving::ServeResult& served, const serving::ServeResult& baseline, const std::string& base_set) {
+  const auto& t = served.totals;
+  const auto& b = baseline.totals;
+  return {{"baseline", baseline.scheduler},
+          {"baseline_bucket_set", base_set},
+          {"busy_s", t.busy_s},
+          {"baseline_busy_s", b.busy_s},
+          {"energy_pj", t.energy_pj},
+          {"baseline_energy_pj", b.energy_pj},
+          {"time", t.busy_s / b.busy_s - 1},
+          {"energy", t.energy_pj / b.energy_pj - 1}};
+}
+
+// Varlen steps are priced from the first set's lengths (shapes simulated for it anyway), the
+// scaling to the useful work of SimulatedStepCost doing the rest.
+serving::SimulatedStepCost::Ladders varlen_ladders(const packing::BucketSet& set) {
+  serving::SimulatedStepCost::Ladders ladders;
+  for (const auto& b : set.prefill) ladders.prefill.push_back(b.shape.length);
+  for (const auto& b : set.decode) ladders.decode.push_back(b.shape.length);
+  for (auto* l : {&ladders.prefill, &ladders.decode}) l->erase(std::unique(l->begin(), l->end()), l->end());
+  return ladders;
 }
 
 json report_header(const ChipConfig& config, const PackRequest& r, size_t requests, int64_t skipped) {
@@ -160,11 +189,16 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
                                    {"time_unit", "1 trace us = 1 us of replayed time"}}}};
 
   ShapeSimulator sim(config, r.model);
-  const serving::SimulatedStepCost cost(sim, packing::array_tile(config.mxu.rows, config.mxu.cols));
+  const serving::SimulatedStepCost cost(sim, packing::array_tile(config.mxu.rows, config.mxu.cols),
+                                        serve[0].model_context, varlen_ladders(serve[0].buckets));
+  // One baseline for every set: `dynamic` with the first set's slot count, prefill batch and
+  // KV budget (no shape constraint: the packer and the bucket lengths do not touch it).
+  const serving::ServeResult baseline = serving::serve(log, kBaselineScheduler, cost, serve[0]);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
     json rep = replay(sim, log, serve[i].buckets, options);
     serving::ServeResult result = serving::serve(log, r.scheduler, cost, serve[i]);
+    rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
     rep["serving"] = {{"scheduler", r.scheduler}, {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, slo, capacity)));
@@ -175,7 +209,7 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   out.report = report_header(config, r, log.requests.size(), log.skipped_lines);
   // The first bucket set's results at the top level; every set (the first included) in
   // `replays`, for side-by-side comparison.
-  for (const char* k : {"buckets", "totals", "varlen", "serving"}) out.report[k] = replays[0][k];
+  for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
   return out;

@@ -42,16 +42,13 @@ json bucket_row(const packing::ShapeSummary& s, const ShapeCost& c) {
           {"energy_pj_per_useful_token", ratio(e, static_cast<double>(s.useful_tokens))}};
 }
 
-// Sums of the rows: the set's time and energy, and the same work with no waste (the varlen ideal).
+// Sums of the rows: the set's work in time and energy.
 void add_totals(const json& rows, const packing::Summary& summary, json& out) {
-  double seconds = summary.compile_stall_s, energy = 0, ideal_seconds = 0, ideal_energy = 0;
+  double seconds = summary.compile_stall_s, energy = 0;
   int64_t useful = 0, pads = 0;
   for (const json& b : rows) {
-    const double waste = b["padding_waste"].get<double>() + b["mask_waste"].get<double>();
     seconds += b["seconds"].get<double>();
     energy += b["energy_pj"].get<double>();
-    ideal_seconds += b["seconds"].get<double>() * (1 - waste);
-    ideal_energy += b["energy_pj"].get<double>() * (1 - waste);
     if (b["phase"] != "prefill") continue;
     useful += b["useful_tokens"].get<int64_t>();
     pads += b["pad_tokens"].get<int64_t>();
@@ -66,12 +63,6 @@ void add_totals(const json& rows, const packing::Summary& summary, json& out) {
                    {"seconds", seconds},
                    {"energy_pj", energy},
                    {"energy_pj_per_useful_token", ratio(energy, static_cast<double>(useful))}};
-  out["varlen"] = {{"requests", summary.accepted},
-                   {"useful_tokens", useful},
-                   {"pad_tokens", 0},
-                   {"seconds", ideal_seconds},
-                   {"energy_pj", ideal_energy},
-                   {"energy_pj_per_useful_token", ratio(ideal_energy, static_cast<double>(useful))}};
 }
 
 std::string format_rows(const json& rows) {
@@ -91,6 +82,15 @@ std::string format_rows(const json& rows) {
                        b["seconds"].get<double>(), b["energy_pj"].get<double>() * 1e-12,
                        b["energy_pj_per_useful_token"].get<double>() * 1e-6);
   return out;
+}
+
+std::string format_tax(const json& t) {
+  return fmt::format("static-shape tax against {} on the same log (bucket set {}): {:+.1f}% time (busy {:.1f} s vs "
+                     "{:.1f} s), {:+.1f}% energy ({:.1f} kJ vs {:.1f} kJ)\n",
+                     t["baseline"].get<std::string>(), t["baseline_bucket_set"].get<std::string>(),
+                     100 * t["time"].get<double>(), t["busy_s"].get<double>(), t["baseline_busy_s"].get<double>(),
+                     100 * t["energy"].get<double>(), t["energy_pj"].get<double>() * 1e-15,
+                     t["baseline_energy_pj"].get<double>() * 1e-15);
 }
 
 }  // namespace
@@ -119,16 +119,12 @@ std::string format_replay(const json& r) {
                                 r["bucket_file"].get<std::string>());
   out += format_rows(r["buckets"]);
   const auto& t = r["totals"];
-  const auto& v = r["varlen"];
   out += fmt::format("total: {} requests ({} rejected, {} truncated), {} useful + {} pad prompt tokens, {:.3f} s, "
                      "{:.3f} J, {:.2f} uJ per useful prompt token\n",
                      t["requests"].get<int64_t>(), t["rejected"].get<int64_t>(), t["truncated"].get<int64_t>(),
                      t["useful_tokens"].get<int64_t>(), t["pad_tokens"].get<int64_t>(), t["seconds"].get<double>(),
                      t["energy_pj"].get<double>() * 1e-12, t["energy_pj_per_useful_token"].get<double>() * 1e-6);
-  out += fmt::format("varlen ideal: {:.3f} s, {:.3f} J -> static-shape tax {:.1f}% time, {:.1f}% energy\n",
-                     v["seconds"].get<double>(), v["energy_pj"].get<double>() * 1e-12,
-                     100 * (t["seconds"].get<double>() / std::max(1e-30, v["seconds"].get<double>()) - 1),
-                     100 * (t["energy_pj"].get<double>() / std::max(1e-30, v["energy_pj"].get<double>()) - 1));
+  if (r.contains("tax")) out += format_tax(r["tax"]);
   if (r.contains("serving"))
     out += fmt::format("serving: scheduler {}\n{}", r["serving"]["scheduler"].get<std::string>(),
                        serving::format_summary(r["serving"]));

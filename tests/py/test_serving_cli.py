@@ -115,3 +115,28 @@ def test_empty_log_exits_2(systolic_bin, tmp_path):
     proc = pack(tmp_path, log=empty, check=False)
     assert proc.returncode == 2 and "empty.csv" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_tax_baseline_does_not_move_with_packer_or_bucket_set(systolic_bin, tmp_path):
+    coarse = tmp_path / "coarse.yaml"
+    coarse.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    log = burst_log(tmp_path)
+    baselines = set()
+    for packer in ["none", "ffd"]:
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", log, "--buckets", BUCKETS, "--buckets", coarse,
+                "--policy", packer, "-o", tmp_path / packer)
+        report = json.loads((tmp_path / packer / "report.json").read_text())
+        for rep in report["replays"]:
+            tax = rep["tax"]
+            assert tax["baseline"] == "dynamic" and tax["baseline_bucket_set"] == "tiny"
+            assert tax["time"] == pytest.approx(tax["busy_s"] / tax["baseline_busy_s"] - 1)
+            assert tax["energy"] == pytest.approx(tax["energy_pj"] / tax["baseline_energy_pj"] - 1)
+            assert tax["time"] > 0  # static shapes compute pads the varlen steps do not
+            baselines.add((tax["baseline_busy_s"], tax["baseline_energy_pj"]))
+    assert len(baselines) == 1
+
+
+def test_dynamic_pays_no_tax_against_itself(systolic_bin, tmp_path):
+    pack(tmp_path, "--scheduler", "dynamic")
+    report, _ = outputs(tmp_path)
+    assert report["tax"]["time"] == 0 and report["tax"]["energy"] == 0
