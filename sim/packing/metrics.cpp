@@ -163,11 +163,12 @@ Summary summarize(const PackResult& r) {
   waits.reserve(r.accepted.size());
   for (const RequestTiming& t : r.accepted) {
     const int64_t p = t.prompt_tokens;
-    const int64_t g = t.generated_tokens;
+    const int64_t g = t.generated_tokens - 1;  // decode steps: prefill produced the first token
     s.prefill.ideal_tokens += p;
     s.prefill.ideal_cells = checked_add(s.prefill.ideal_cells, p * p, "attention cells");
     s.decode.ideal_tokens += g;
-    // sum over steps k = 0..g-1 of (p + k + 1)
+    // sum over steps k = 0..g-1 of (p + k + 1): step k feeds token k and attends to the prompt
+    // and tokens 0..k
     s.decode.ideal_cells =
         checked_add(s.decode.ideal_cells, checked_mul(g, p, "decode cells") + g * (g + 1) / 2,
                     "decode cells");

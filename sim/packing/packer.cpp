@@ -86,7 +86,7 @@ struct Admitted {
   const Request* request = nullptr;
   Admit prefill = Admit::fit;
   Admit decode = Admit::fit;
-  int64_t generated = 0;  // decode tokens to run
+  int64_t generated = 0;  // tokens it receives: the first from prefill, the rest one per decode step
   int64_t chunks = 1;
   double dispatch_s = 0;
 };
@@ -213,7 +213,8 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
       continue;
     }
     if (a.decode == Admit::truncate) {
-      a.generated = std::max<int64_t>(0, l_cap - r->prompt_tokens);
+      // Its context (prompt + tokens) fits L; prefill's token comes whatever L leaves.
+      a.generated = std::max<int64_t>(1, l_cap - r->prompt_tokens);
       result.truncated.push_back({r->id, r->line, a.generated, r->output_tokens - a.generated});
     }
     if (a.prefill == Admit::split) {
@@ -317,8 +318,8 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
   }
   for (size_t k = 0; k < admitted.size(); ++k) {
     const Admitted& a = admitted[k];
-    if (a.generated < 1) continue;
-    DecodeJob job{a.request->id, a.request->prompt_tokens, a.generated, a.dispatch_s};
+    if (a.generated < 2) continue;  // its only token came from prefill
+    DecodeJob job{a.request->id, a.request->prompt_tokens, a.generated - 1, a.dispatch_s};
     jobs.push_back(job);
   }
   result.decode = schedule_decode(jobs, decode_shapes);
@@ -341,8 +342,8 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
     t.prefill_dispatch_s = a.dispatch_s;
     t.chunks = a.chunks;
     t.generated_tokens = a.generated;
-    if (a.generated > 0) {
-      const auto it = pool_batch.lower_bound(a.request->prompt_tokens + a.generated);
+    if (a.generated > 1) {
+      const auto it = pool_batch.lower_bound(a.request->prompt_tokens + a.generated - 1);
       t.decode_shape = {it->second, it->first};
     }
     result.accepted.push_back(t);

@@ -95,7 +95,7 @@ struct Rejection {
 struct Truncation {  // overflow == split, decode: stopped when the KV cache reached L
   int64_t request_id = 0;
   int line = 0;
-  int64_t generated_tokens = 0;  // tokens actually decoded
+  int64_t generated_tokens = 0;  // tokens it received (>= 1: the first comes from prefill)
   int64_t dropped_tokens = 0;    // output_tokens - generated_tokens
 };
 
@@ -125,7 +125,7 @@ struct RequestTiming {
   double prefill_dispatch_s = 0;  // dispatch of the instance holding its last prompt token
   int64_t chunks = 1;
   Shape decode_shape;             // its decode pool's [B_max, L] ({0,0} if nothing to decode)
-  int64_t generated_tokens = 0;
+  int64_t generated_tokens = 0;   // the first from prefill, then one per decode step
 };
 
 struct PackResult {
@@ -178,7 +178,7 @@ std::vector<BucketInstance> place_lanes(const std::vector<Lane>& lanes,
 struct DecodeJob {
   int64_t request_id = 0;
   int64_t prompt_tokens = 0;
-  int64_t output_tokens = 0;  // steps to run (>= 1)
+  int64_t output_tokens = 0;  // decode steps to run (>= 1): the tokens after prefill's
   double prefill_dispatch_s = 0;  // freed slots go to jobs in this order (then request id)
 };
 

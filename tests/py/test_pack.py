@@ -55,6 +55,11 @@ def test_every_prompt_token_is_counted_once(systolic_bin, replay):
     prompts = sum(int(line.split(",")[1]) for line in LOG.read_text().splitlines()[1:])
     for rep in r["replays"]:
         assert rep["totals"]["rejected"] == 0  # --overflow split
+        # Truncated generations are counted as such, and decode never regenerates prefill's token.
+        assert rep["totals"]["truncated"] == rep["packing"]["requests"]["truncated"] > 0
+        outputs = sum(int(line.split(",")[2]) for line in LOG.read_text().splitlines()[1:])
+        decoded = sum(b["useful_tokens"] for b in rep["buckets"] if b["phase"] == "decode")
+        assert decoded + rep["packing"]["requests"]["truncated_tokens"] + rep["totals"]["accepted"] == outputs
         prefill = [b for b in rep["buckets"] if b["phase"] == "prefill"]
         assert sum(b["useful_tokens"] for b in prefill) == prompts == rep["totals"]["useful_tokens"]
         # Each prefill row: instances x B x S token slots = useful + pad.

@@ -145,7 +145,8 @@ TEST_CASE("worked example: the [4 x 8192] sheet A..I has 668 pad tokens (2.04 %)
   std::vector<Request> rs;
   for (size_t i = 0; i < abc.size(); ++i) rs.push_back(req(static_cast<int64_t>(i), 0.0, abc[i]));
   const Summary s = summarize(pack(rs, set, PackOptions{}));
-  REQUIRE(s.shapes.size() == 2);  // one prefill shape, one decode shape
+  // One prefill shape and no decode: each request's one output token comes from prefill.
+  REQUIRE(s.shapes.size() == 1);
   CHECK(s.shapes[0].runs == 1);
   CHECK(s.shapes[0].pad_tokens == 668);
   CHECK(100 * (1 - s.shapes[0].fill) == Approx(2.04).margin(0.005));
@@ -287,7 +288,7 @@ TEST_CASE("a prompt longer than every bucket: rejected, or split into chunks", "
   CHECK(srej.accepted == 1);
   CHECK(srej.rejected_prefill == 1);
   CHECK(srej.prefill.useful_tokens == 40);
-  CHECK(srej.decode.useful_tokens == 5);
+  CHECK(srej.decode.useful_tokens == 4);  // 5 tokens: the first from prefill, 4 decode steps
 
   // split: chunks of S = 100 from the start of the prompt: 100, 100, 50. First-fit puts the
   // 50-token tail and the 40-token request in one lane: three [1, 100], pad 10.
@@ -334,7 +335,7 @@ TEST_CASE("a generation longer than every decode L: rejected, or truncated under
   CHECK(tr.truncated[0].generated_tokens == 40);  // KV full at 60 + 40 = 100
   CHECK(tr.truncated[0].dropped_tokens == 10);
   const Summary s = summarize(tr);
-  CHECK(s.decode.useful_tokens == 45);
+  CHECK(s.decode.useful_tokens == 39 + 4);  // decode steps after prefill's token: 40 - 1 and 5 - 1
   CHECK(s.truncated_tokens == 10);
 }
 
@@ -385,7 +386,7 @@ TEST_CASE("compiling new shapes at run time stalls dispatch once per shape", "[p
   REQUIRE(d.decode.size() == 1);
   CHECK(d.decode[0].shape == Shape{1, 120});
   CHECK(d.decode[0].runtime_shape);
-  CHECK(d.decode[0].steps == 70);
+  CHECK(d.decode[0].steps == 69);  // 70 tokens, the first from prefill
 }
 
 // ---------------------------------------------------------------- decode
@@ -437,7 +438,7 @@ TEST_CASE("pack() runs decode after prefill and reports it per shape", "[packing
   CHECK(r.accepted[0].decode_shape == Shape{8, 4096});
   CHECK(r.rejected.size() == 1);  // 8000 + 3 > 4096: no decode pool holds it
   const Summary s = summarize(r);
-  CHECK(s.decode.useful_tokens == 4 + 2 + 1);
+  CHECK(s.decode.useful_tokens == 3 + 1 + 0);  // outputs 4, 2, 1: prefill gives each its first token
 }
 
 // ---------------------------------------------------------------- the Azure code trace
@@ -488,7 +489,7 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
         CHECK(s.prefill.useful_tokens == 18'059'974);
         CHECK(s.prefill.ideal_tokens == 18'059'974);
         CHECK(s.prefill.cells.useful == s.prefill.ideal_cells);  // nothing split
-        CHECK(s.decode.useful_tokens == 245'896);
+        CHECK(s.decode.useful_tokens == 245'896 - 8'819);  // every output token but prefill's
         CHECK(s.decode.cells.useful == s.decode.ideal_cells);
         // Every request id appears once (one segment, none split).
         std::vector<int> seen(log.requests.size(), 0);
@@ -514,7 +515,8 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
   CHECK(s.rejected == 0);
   CHECK(s.truncated > 0);
   CHECK(s.prefill.useful_tokens == 18'059'974);
-  CHECK(s.decode.useful_tokens + s.truncated_tokens == 245'896);
+  // Every output token is decoded, dropped by truncation, or the one prefill produced.
+  CHECK(s.decode.useful_tokens + s.truncated_tokens + s.accepted == 245'896);
 }
 
 TEST_CASE("packing speed on the Azure code trace", "[.packing-bench]") {
@@ -720,7 +722,7 @@ TEST_CASE("the summary as JSON and as a table", "[packing]") {
   CHECK(j["shapes"][0]["shape"].dump() == "[4,8192]");
   CHECK(j["shapes"][0]["pad_tokens"] == 4 * 8192 - 8000);
   CHECK(j["prefill"]["varlen_ideal"]["cells"] == 26'000'000);
-  CHECK(j["decode"]["useful_tokens"] == 4);
+  CHECK(j["decode"]["useful_tokens"] == 1);  // outputs 2, 1, 1: one decode step after prefill's tokens
   const auto inst = instances_to_json(r);
   REQUIRE(inst.size() == 1);
   CHECK(inst[0]["lanes"][0].dump() == "[[0,3000],[1,4000],[2,1000]]");
