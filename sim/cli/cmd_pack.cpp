@@ -14,6 +14,7 @@
 #include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/serving/requests_csv.hpp"
+#include "sim/serving/router.hpp"
 #include "sim/serving/scheduler.hpp"
 
 namespace systolic::cli {
@@ -34,6 +35,12 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
                   fmt::format("chunked: prompt tokens per step (default {}, as in Sarathi-Serve)", r.chunk_tokens));
   cmd->add_option("--slo-ttft", r.slo_ttft_s, "SLO on the time to first token, seconds (with --slo-tbt)");
   cmd->add_option("--slo-tbt", r.slo_tbt_s, "SLO on the mean time between tokens, seconds (with --slo-ttft)");
+  cmd->add_option("--replicas", r.replicas, "Replicas of the chip serving the log (default 1)");
+  cmd->add_option("--router", r.router, serving::routers().choices(" | ") + ": which replica serves a request; default " +
+                                            r.router);
+  cmd->add_option("--rate-scale", r.rate_scale, "Divide every arrival time by X (offer the log X times as fast)");
+  cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
+  cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
 }
 
 // requests.csv for the first bucket set, requests-<set>.csv for the others.

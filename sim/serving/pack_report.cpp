@@ -10,7 +10,9 @@
 #include "sim/config/config.hpp"
 #include "sim/packing/bin_packer.hpp"
 #include "sim/report/report.hpp"
+#include "sim/serving/arrivals.hpp"
 #include "sim/serving/metrics.hpp"
+#include "sim/serving/replicas.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/simulated_cost.hpp"
@@ -147,6 +149,17 @@ serving::SimulatedStepCost::Ladders varlen_ladders(const packing::BucketSet& set
   return ladders;
 }
 
+// The log as the replay offers it: loaded, then sped up (--rate-scale) or replaced by Poisson
+// arrivals (--poisson).
+packing::RequestLog offered_log(const PackRequest& r) {
+  if (r.rate_scale && r.poisson_qps)
+    throw InputError("--rate-scale and --poisson: expected at most one (Poisson arrivals have their own rate)");
+  packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
+  if (r.rate_scale) return serving::scale_rate(std::move(log), *r.rate_scale);
+  if (r.poisson_qps) return serving::poisson_log(log, *r.poisson_qps, r.seed);
+  return log;
+}
+
 json report_header(const ChipConfig& config, const PackRequest& r, size_t requests, int64_t skipped) {
   json report;
   report["schema_version"] = kReportSchemaVersion;
@@ -158,7 +171,9 @@ json report_header(const ChipConfig& config, const PackRequest& r, size_t reques
   report["requests"] = {{"path", r.requests}, {"count", requests}, {"skipped_lines", skipped}};
   report["policy"] = {{"packer", r.packer}, {"window_ms", r.window_ms}, {"overflow", r.overflow},
                       {"compile_new_shapes", r.compile_new_shapes}, {"compile_stall_s", r.compile_stall_s},
-                      {"scheduler", r.scheduler}};
+                      {"scheduler", r.scheduler}, {"replicas", r.replicas}, {"router", r.router},
+                      {"rate_scale", r.rate_scale ? json(*r.rate_scale) : json(nullptr)},
+                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)}, {"seed", r.seed}};
   return report;
 }
 
@@ -167,7 +182,9 @@ json report_header(const ChipConfig& config, const PackRequest& r, size_t reques
 PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline) {
   require_single_chip(config);
   // Everything is read and checked before anything is simulated.
-  const packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
+  const packing::RequestLog log = offered_log(r);
+  serving::validate_replicas(r.replicas);
+  const serving::Router& router = serving::routers().get(r.router, "--router");
   const serving::Scheduler& scheduler = serving::schedulers().get(r.scheduler, "--scheduler");
   const std::optional<serving::Slo> slo = slo_of(r);
   const packing::PackOptions options = pack_options(config, r);
@@ -193,14 +210,19 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
                                         serve[0].model_context, varlen_ladders(serve[0].buckets));
   // One baseline for every set: `dynamic` with the first set's slot count, prefill batch and
   // KV budget (no shape constraint: the packer and the bucket lengths do not touch it).
-  const serving::ServeResult baseline = serving::serve(log, kBaselineScheduler, cost, serve[0]);
+  const serving::ServeResult baseline =
+      serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], r.replicas, router);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
     json rep = replay(sim, log, serve[i].buckets, options);
-    serving::ServeResult result = serving::serve(log, r.scheduler, cost, serve[i]);
+    serving::ServeResult result = serving::serve_replicas(log, r.scheduler, cost, serve[i], r.replicas, router);
     rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
+    // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
-    rep["serving"] = {{"scheduler", r.scheduler}, {"kv", kv_json(serve[i])}};
+    rep["serving"] = {{"scheduler", r.scheduler},
+                      {"replicas", r.replicas},
+                      {"router", r.router},
+                      {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
     out.serving.push_back(std::move(result));

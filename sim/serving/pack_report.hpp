@@ -35,6 +35,13 @@ struct PackRequest {
   int64_t chunk_tokens = serving::ServeOptions{}.chunk_tokens;  // chunked: prompt tokens per step
   std::optional<double> slo_ttft_s;  // both or neither
   std::optional<double> slo_tbt_s;
+  // Capacity questions: replicas of the chip behind a router; the log's arrivals sped up, or
+  // replaced by Poisson arrivals with its lengths (seeded).
+  int64_t replicas = 1;
+  std::string router = "round-robin";
+  std::optional<double> rate_scale;
+  std::optional<double> poisson_qps;
+  uint64_t seed = 1;
 };
 
 struct PackOutput {

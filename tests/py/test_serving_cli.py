@@ -140,3 +140,43 @@ def test_dynamic_pays_no_tax_against_itself(systolic_bin, tmp_path):
     pack(tmp_path, "--scheduler", "dynamic")
     report, _ = outputs(tmp_path)
     assert report["tax"]["time"] == 0 and report["tax"]["energy"] == 0
+
+
+def test_replicas_share_the_log_and_cut_the_wait(systolic_bin, tmp_path):
+    waits = {}
+    for n in ["1", "4"]:
+        out = tmp_path / n
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                "--replicas", n, "--router", "least-loaded", "-o", out)
+        report = json.loads((out / "report.json").read_text())
+        assert report["serving"]["replicas"] == int(n) and report["serving"]["requests"]["served"] == 40
+        waits[n] = report["serving"]["latency_s"]["queue"]["mean"]
+    assert waits["4"] < waits["1"]
+
+
+def test_rate_scale_and_poisson_change_the_offered_load(systolic_bin, tmp_path):
+    pack(tmp_path, "--rate-scale", "0.5")
+    slow, _ = outputs(tmp_path)
+    pack(tmp_path, "--poisson", "1000", "--seed", "3")
+    poisson, rows = outputs(tmp_path)
+    base = tmp_path / "base"
+    run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS, "-o", base)
+    offered = json.loads((base / "report.json").read_text())["serving"]["load"]["offered_rps"]
+    assert slow["serving"]["load"]["offered_rps"] == pytest.approx(offered / 2)
+    assert len(rows) == 40 and float(rows[0]["arrival_s"]) == 0
+    # 39 exponential gaps at 1000/s: about 39 ms (loose: a seeded draw, not an average of many).
+    assert 0.015 < float(rows[-1]["arrival_s"]) < 0.08
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--replicas", "0"], "--replicas 0: expected a number of replicas in [1, 4096]"),
+    (["--rate-scale", "0"], "--rate-scale 0: expected a factor > 0"),
+    (["--rate-scale", "-1"], "--rate-scale -1: expected a factor > 0"),
+    (["--poisson", "0"], "--poisson 0: expected an arrival rate in requests/s > 0"),
+    (["--router", "round-robbin"], "did you mean 'round-robin'"),
+    (["--rate-scale", "2", "--poisson", "3"], "--rate-scale and --poisson: expected at most one"),
+])
+def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, needle):
+    proc = pack(tmp_path, *args, check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
+    assert not (tmp_path / "out").exists()
