@@ -77,26 +77,10 @@ AttentionCells attention_cells(const BucketInstance& instance) {
   return c;
 }
 
-Summary summarize(const PackResult& r) {
-  Summary s;
-  s.bucket_set = r.bucket_set;
-  s.packer = r.options.packer;
-  s.window_ms = r.options.window_ms;
-  s.overflow = r.options.overflow;
-  s.compile_new_shapes = r.options.compile_new_shapes;
-  s.requests = r.requests;
-  s.accepted = static_cast<int64_t>(r.accepted.size());
-  s.rejected = static_cast<int64_t>(r.rejected.size());
-  for (const Rejection& x : r.rejected)
-    (x.phase == Phase::prefill ? s.rejected_prefill : s.rejected_decode) += 1;
-  s.split = static_cast<int64_t>(r.split.size());
-  s.truncated = static_cast<int64_t>(r.truncated.size());
-  for (const Truncation& t : r.truncated) s.truncated_tokens += t.dropped_tokens;
-  s.compiled_shapes = static_cast<int64_t>(r.compiled.size());
-  s.compile_stall_s = r.compile_stall_s;
-  s.windows = r.windows;
+namespace {
 
-  // Prefill, per shape.
+// One row per prefill shape, added to the prefill totals.
+void add_prefill_rows(const PackResult& r, Summary& s) {
   struct Acc {
     ShapeSummary row;
     std::unordered_set<int64_t> requests;
@@ -127,7 +111,11 @@ Summary summarize(const PackResult& r) {
     s.shapes.push_back(a.row);
   }
 
-  // Decode, per shape (already one entry per shape, sorted by length then batch).
+}
+
+// One row per decode shape (already one entry per shape), sorted by length then batch, added to
+// the decode totals.
+void add_decode_rows(const PackResult& r, Summary& s) {
   std::vector<DecodeShapeStats> decode = r.decode;
   std::stable_sort(decode.begin(), decode.end(),
                    [](const DecodeShapeStats& a, const DecodeShapeStats& b) { return a.shape < b.shape; });
@@ -150,10 +138,10 @@ Summary summarize(const PackResult& r) {
     add(s.decode.cells, row.cells);
     s.shapes.push_back(row);
   }
-  finish(s.prefill);
-  finish(s.decode);
+}
 
-  // Varlen ideal and split accounting, from the accepted requests.
+// The varlen ideal, the split accounting and the packing delays, from the accepted requests.
+void add_ideal(const PackResult& r, Summary& s) {
   std::unordered_map<int64_t, int64_t> chunk_squares;  // split request -> sum chunk^2
   for (const BucketInstance& inst : r.prefill)
     for (const Lane& lane : inst.lanes)
@@ -187,6 +175,35 @@ Summary summarize(const PackResult& r) {
     s.wait.p99 = percentile(waits, 0.99);
     s.wait.max = waits.back();
   }
+}
+
+}  // namespace
+
+Summary summarize(const PackResult& r) {
+  Summary s;
+  s.bucket_set = r.bucket_set;
+  s.packer = r.options.packer;
+  s.window_ms = r.options.window_ms;
+  s.overflow = r.options.overflow;
+  s.compile_new_shapes = r.options.compile_new_shapes;
+  s.requests = r.requests;
+  s.accepted = static_cast<int64_t>(r.accepted.size());
+  s.rejected = static_cast<int64_t>(r.rejected.size());
+  for (const Rejection& x : r.rejected)
+    (x.phase == Phase::prefill ? s.rejected_prefill : s.rejected_decode) += 1;
+  s.split = static_cast<int64_t>(r.split.size());
+  s.truncated = static_cast<int64_t>(r.truncated.size());
+  for (const Truncation& t : r.truncated) s.truncated_tokens += t.dropped_tokens;
+  s.compiled_shapes = static_cast<int64_t>(r.compiled.size());
+  s.compile_stall_s = r.compile_stall_s;
+  s.windows = r.windows;
+
+  add_prefill_rows(r, s);
+  add_decode_rows(r, s);
+  finish(s.prefill);
+  finish(s.decode);
+
+  add_ideal(r, s);
   return s;
 }
 
