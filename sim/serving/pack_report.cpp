@@ -45,6 +45,12 @@ std::optional<serving::Slo> slo_of(const PackRequest& r) {
   return serving::Slo{*r.slo_ttft_s, *r.slo_tbt_s};
 }
 
+void validate_counts(const PackRequest& r) {
+  serving::validate_replicas(r.replicas);
+  if (r.chunk_tokens < 1)
+    throw InputError(fmt::format("--chunk-tokens {}: expected prompt tokens per step >= 1", r.chunk_tokens));
+}
+
 packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r) {
   packing::PackOptions options;
   options.packer = packing::packer_name(r.packer, "--policy");
@@ -183,7 +189,7 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   require_single_chip(config);
   // Everything is read and checked before anything is simulated.
   const packing::RequestLog log = offered_log(r);
-  serving::validate_replicas(r.replicas);
+  validate_counts(r);
   const serving::Router& router = serving::routers().get(r.router, "--router");
   const serving::Scheduler& scheduler = serving::schedulers().get(r.scheduler, "--scheduler");
   const std::optional<serving::Slo> slo = slo_of(r);

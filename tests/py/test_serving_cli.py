@@ -180,3 +180,10 @@ def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, 
     proc = pack(tmp_path, *args, check=False)
     assert proc.returncode == 2 and needle in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_chunk_tokens_below_one_exits_2(systolic_bin, tmp_path):
+    proc = run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                   "--scheduler", "chunked", "--chunk-tokens", "0", "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and "--chunk-tokens 0: expected prompt tokens per step >= 1" in proc.stderr
+    assert not (tmp_path / "out").exists()
