@@ -1,15 +1,21 @@
-// systolic pack: replay a request log through bucket sets on a chip (docs/replay.md).
+// systolic pack: replay a request log through bucket sets on a chip (docs/replay.md) and serve
+// it through a scheduler (docs/serving.md).
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/config/config.hpp"
 #include "sim/packing/bin_packer.hpp"
 #include "sim/report/report.hpp"
+#include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
+#include "sim/serving/requests_csv.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/scheduler.hpp"
 
 namespace systolic::cli {
 namespace {
@@ -21,12 +27,46 @@ struct PackCliOptions {
   std::string timeline;
   bool quiet = false;
 };
+
+void add_serving_options(CLI::App* cmd, PackRequest& r) {
+  cmd->add_option("--scheduler", r.scheduler,
+                  serving::schedulers().choices(" | ") + "; default " + r.scheduler + " (docs/serving.md)");
+  cmd->add_option("--chunk-tokens", r.chunk_tokens,
+                  fmt::format("chunked: prompt tokens per step (default {}, as in Sarathi-Serve)", r.chunk_tokens));
+  cmd->add_option("--slo-ttft", r.slo_ttft_s, "SLO on the time to first token, seconds (with --slo-tbt)");
+  cmd->add_option("--slo-tbt", r.slo_tbt_s, "SLO on the mean time between tokens, seconds (with --slo-ttft)");
+  cmd->add_option("--replicas", r.replicas, "Replicas of the chip serving the log (default 1)");
+  cmd->add_option("--router", r.router, serving::routers().choices(" | ") + ": which replica serves a request; default " +
+                                            r.router);
+  cmd->add_option("--rate-scale", r.rate_scale, "Divide every arrival time by X (offer the log X times as fast)");
+  cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
+  cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
+}
+
+// requests.csv for the first bucket set, requests-<set>.csv for the others.
+std::string requests_csv_name(size_t set, const std::string& name) {
+  return set == 0 ? "requests.csv" : fmt::format("requests-{}.csv", name);
+}
+
+// Everything is formatted before the first file is written: an error leaves no partial output.
+void write_outputs(const PackCliOptions& o, const PackOutput& out) {
+  const std::filesystem::path dir(o.outdir);
+  std::vector<std::pair<std::string, std::string>> files{{(dir / "report.json").string(), out.report.dump(2) + "\n"}};
+  for (size_t i = 0; i < out.serving.size(); ++i) {
+    std::ostringstream csv;
+    serving::write_requests_csv(csv, out.serving[i]);
+    const auto name = out.report["replays"][i]["bucket_set"].get<std::string>();
+    files.emplace_back((dir / requests_csv_name(i, name)).string(), csv.str());
+  }
+  if (!o.timeline.empty()) files.emplace_back(o.timeline, out.timeline.dump() + "\n");
+  for (const auto& [path, text] : files) write_file_atomically(path, text);
+}
 }  // namespace
 
 Command add_pack_command(CLI::App& app) {
   auto o = std::make_shared<PackCliOptions>();
   PackRequest& r = o->request;
-  auto* cmd = app.add_subcommand("pack", "Replay a request log through bucket shapes and packers");
+  auto* cmd = app.add_subcommand("pack", "Replay a request log through bucket shapes, packers and a serving scheduler");
   add_config_options(cmd, o->config, o->overrides);
   cmd->add_option("-m,--model", r.model, "Transformer model YAML (traces/models/)")->required();
   cmd->add_option("--requests", r.requests, "Request log CSV (Azure format or arrival_s,prompt,output)")
@@ -41,24 +81,23 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_flag("--compile-new-shapes", r.compile_new_shapes, "Compile a new shape for requests that fit badly");
   cmd->add_option("--compile-stall", r.compile_stall_s, "Seconds one compilation stalls dispatch (default 30)");
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");
-  cmd->add_option("-o,--outdir", o->outdir, "Directory for report.json (default: out)");
+  add_serving_options(cmd, r);
+  cmd->add_option("-o,--outdir", o->outdir, "Directory for report.json and requests.csv (default: out)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the tables");
   cmd->add_option("--timeline", o->timeline,
-                  "Write the replay's timeline (Chrome trace-event JSON): prefill instances as the chip serves them");
+                  "Write the serving replay's timeline (Chrome trace-event JSON): each request's prefill and decode");
   return {cmd, [o]() {
     const ChipConfig config = load_config(o->config, o->overrides);
-    std::vector<std::string> warnings;
-    nlohmann::ordered_json timeline;
-    const auto report = pack_report(config, o->request, &warnings, o->timeline.empty() ? nullptr : &timeline);
-    for (const auto& w : warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
-    write_file_atomically((std::filesystem::path(o->outdir) / "report.json").string(), report.dump(2) + "\n");
-    if (!o->timeline.empty()) write_file_atomically(o->timeline, timeline.dump() + "\n");
+    const PackOutput out = pack_report(config, o->request, !o->timeline.empty());
+    for (const auto& w : out.warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
+    write_outputs(*o, out);
     if (!o->quiet) {
       const PackRequest& r = o->request;
-      fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}\n", r.model, config.name,
-                 report["requests"]["count"].get<size_t>(), r.requests, r.packer, r.window_ms, r.overflow);
-      fmt::print("{}", memory_timing_line(report["config"]));
-      for (const auto& rep : report["replays"]) fmt::print("\n{}", format_replay(rep));
+      fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}, scheduler {}\n", r.model,
+                 config.name, out.report["requests"]["count"].get<size_t>(), r.requests, r.packer, r.window_ms,
+                 r.overflow, r.scheduler);
+      fmt::print("{}", memory_timing_line(out.report["config"]));
+      for (const auto& rep : out.report["replays"]) fmt::print("\n{}", format_replay(rep));
     }
     return 0;
   }};

@@ -130,6 +130,12 @@ void require_hbm_fits(const ChipConfig& config, const Workload& workload, int ch
   throw InputError(message);
 }
 
+HbmNeed hbm_need(const ChipConfig& config, const Workload& workload) {
+  require_operand_bytes_in_range(config, workload);
+  const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(config, workload);
+  return {f.weights, f.kv_cache, f.activations};
+}
+
 uint64_t program_hbm_footprint(const Program& program) {
   uint64_t end = 0;
   for (const Stream& s : program.streams)

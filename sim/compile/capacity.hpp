@@ -19,6 +19,15 @@ namespace systolic {
 void require_hbm_fits(const ChipConfig& config, const Workload& workload, int chip = 0,
                       const std::string& where = {});
 
+// What `workload` needs of HBM in the layout the compiler gives it (require_hbm_fits checks
+// the sum): the serving replay takes its KV budget from these parts (docs/serving.md, "KV budget").
+struct HbmNeed {
+  uint64_t weights = 0;      // the parameters
+  uint64_t kv_cache = 0;     // keys and values of every attention layer at this shape
+  uint64_t activations = 0;  // transient regions and collective buffers
+};
+HbmNeed hbm_need(const ChipConfig& config, const Workload& workload);
+
 // The HBM a compiled program touches: one past the highest byte any DMA descriptor or ICI
 // copy through HBM addresses (0 when none does).
 uint64_t program_hbm_footprint(const Program& program);

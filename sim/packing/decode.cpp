@@ -1,13 +1,12 @@
 // Decode: continuous batching of generations into [B slots, L] pools (docs/packing.md,
-// "Decode").
+// "Decode"), backlogged: the work and the occupancy the bucket set allows. When each token
+// comes out is the serving engine's answer (sim/serving/), not this one.
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "models/common/error.hpp"
 #include "sim/packing/detail.hpp"
 #include "sim/packing/packer.hpp"
 
@@ -19,111 +18,97 @@ struct Active {
   int64_t generated;
 };
 
-}  // namespace
+using BatchesByLength = std::map<int64_t, std::vector<int64_t>>;  // L -> B options, ascending
 
-std::vector<DecodeShapeStats> schedule_decode(const std::vector<DecodeJob>& jobs,
-                                              const std::vector<Shape>& decode_shapes,
-                                              const std::function<double(const Shape&)>& step_time,
-                                              std::vector<double>* done_s) {
-  using detail::checked_add;
-  if (decode_shapes.empty()) throw std::invalid_argument("schedule_decode: no decode shapes");
-  std::map<int64_t, std::vector<int64_t>> batches;  // L -> B options, ascending
+BatchesByLength batches_by_length(const std::vector<Shape>& decode_shapes) {
+  BatchesByLength batches;
   for (const Shape& s : decode_shapes) batches[s.length].push_back(s.batch);
   for (auto& [length, bs] : batches) {
     std::sort(bs.begin(), bs.end());
     bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
   }
+  return batches;
+}
 
-  // Route every job to the class with the smallest L >= prompt + output.
+// Every job's class: the smallest L >= prompt + output. Each class's jobs in the order they
+// take freed slots (prefill dispatch, then request id).
+std::map<int64_t, std::vector<size_t>> route(const std::vector<DecodeJob>& jobs, const BatchesByLength& batches) {
   std::map<int64_t, std::vector<size_t>> members;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const DecodeJob& j = jobs[i];
     if (j.output_tokens < 1 || j.prompt_tokens < 0)
-      throw std::invalid_argument(fmt::format("schedule_decode: request {} has no token to decode",
-                                              j.request_id));
+      throw std::invalid_argument(fmt::format("schedule_decode: request {} has no token to decode", j.request_id));
     const auto it = batches.lower_bound(j.prompt_tokens + j.output_tokens);
     if (it == batches.end())
-      throw std::invalid_argument(fmt::format(
-          "schedule_decode: request {} needs a KV length of {} > every decode L", j.request_id,
-          j.prompt_tokens + j.output_tokens));
+      throw std::invalid_argument(fmt::format("schedule_decode: request {} needs a KV length of {} > every decode L",
+                                              j.request_id, j.prompt_tokens + j.output_tokens));
     members[it->first].push_back(i);
   }
-  if (done_s) done_s->assign(jobs.size(), -1.0);
-  const bool timed = static_cast<bool>(step_time);
-
-  std::vector<DecodeShapeStats> out;
-  for (const auto& [length, bs] : batches) {
-    const auto m = members.find(length);
-    if (m == members.end()) continue;
-    std::vector<size_t> queue = m->second;
+  for (auto& [length, queue] : members)
     std::stable_sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
-      return jobs[a].ready_s != jobs[b].ready_s ? jobs[a].ready_s < jobs[b].ready_s
-                                                : jobs[a].request_id < jobs[b].request_id;
+      return jobs[a].prefill_dispatch_s != jobs[b].prefill_dispatch_s
+                 ? jobs[a].prefill_dispatch_s < jobs[b].prefill_dispatch_s
+                 : jobs[a].request_id < jobs[b].request_id;
     });
-    const int64_t capacity = bs.back();
-    std::vector<DecodeShapeStats> stats(bs.size());
-    std::vector<std::vector<bool>> seen(bs.size(), std::vector<bool>(queue.size(), false));
-    std::vector<size_t> position(jobs.size());  // job -> index in queue, for `seen`
-    for (size_t q = 0; q < queue.size(); ++q) position[queue[q]] = q;
-    for (size_t k = 0; k < bs.size(); ++k) {
-      stats[k].shape = {bs[k], length};
+  return members;
+}
+
+// One step of a pool: the shape with the smallest B >= the occupied slots, its counters, and
+// every active job one token further.
+void run_step(std::vector<Active>& active, const std::vector<DecodeJob>& jobs, const std::vector<int64_t>& bs,
+              std::vector<DecodeShapeStats>& stats, std::vector<std::vector<bool>>& seen) {
+  using detail::checked_add;
+  const auto n = static_cast<int64_t>(active.size());
+  const auto k = static_cast<size_t>(std::lower_bound(bs.begin(), bs.end(), n) - bs.begin());
+  DecodeShapeStats& st = stats[k];
+  st.steps += 1;
+  st.occupied_slot_steps += n;
+  st.empty_slot_steps += bs[k] - n;
+  st.kv_capacity = checked_add(st.kv_capacity, bs[k] * st.shape.length, "decode KV capacity");
+  for (Active& a : active) {
+    const DecodeJob& j = jobs[a.job];
+    // Step g (0-based) attends to the prompt, the g tokens generated so far and itself.
+    st.kv_used = checked_add(st.kv_used, j.prompt_tokens + a.generated + 1, "decode KV used");
+    a.generated += 1;
+    if (!seen[k][a.job]) {
+      seen[k][a.job] = true;
+      st.requests += 1;
     }
-    std::vector<Active> active;
-    active.reserve(static_cast<size_t>(capacity));
-    size_t next = 0;
-    double t = 0.0;
-    while (true) {
-      if (timed && active.empty()) {
-        if (next == queue.size()) break;
-        t = std::max(t, jobs[queue[next]].ready_s);  // idle until the next job is ready
-      }
-      while (static_cast<int64_t>(active.size()) < capacity && next < queue.size() &&
-             (!timed || jobs[queue[next]].ready_s <= t)) {
-        active.push_back({queue[next], 0});
-        ++next;
-      }
-      if (active.empty()) break;
-      const int64_t n = static_cast<int64_t>(active.size());
-      const size_t k = static_cast<size_t>(std::lower_bound(bs.begin(), bs.end(), n) - bs.begin());
-      DecodeShapeStats& st = stats[k];
-      st.steps += 1;
-      st.occupied_slot_steps += n;
-      st.empty_slot_steps += bs[k] - n;
-      st.kv_capacity = checked_add(st.kv_capacity, bs[k] * length, "decode KV capacity");
-      for (Active& a : active) {
-        const DecodeJob& j = jobs[a.job];
-        // Step g (0-based) attends to the prompt, the g tokens generated so far and itself.
-        st.kv_used = checked_add(st.kv_used, j.prompt_tokens + a.generated + 1, "decode KV used");
-        a.generated += 1;
-        const size_t q = position[a.job];
-        if (!seen[k][q]) {
-          seen[k][q] = true;
-          st.requests += 1;
-        }
-      }
-      if (timed) {
-        const double dt = step_time(st.shape);
-        if (!(dt > 0) || !std::isfinite(dt))
-          throw InputError(fmt::format("decode step time of {} must be a positive number of "
-                                       "seconds, got {}",
-                                       to_string(st.shape), dt));
-        t += dt;
-      }
-      // Finished requests free their slot for the next step.
-      size_t w = 0;
-      for (size_t r = 0; r < active.size(); ++r) {
-        const Active& a = active[r];
-        if (a.generated >= jobs[a.job].output_tokens) {
-          if (done_s) (*done_s)[a.job] = timed ? t : -1.0;
-        } else {
-          active[w++] = a;
-        }
-      }
-      active.resize(w);
-    }
-    for (const DecodeShapeStats& st : stats)
-      if (st.steps > 0) out.push_back(st);
   }
+  // Finished jobs free their slot for the next step.
+  active.erase(std::remove_if(active.begin(), active.end(),
+                              [&](const Active& a) { return a.generated >= jobs[a.job].output_tokens; }),
+               active.end());
+}
+
+// One pool of max(bs) slots, refilled from `queue` as jobs finish.
+std::vector<DecodeShapeStats> run_pool(int64_t length, const std::vector<int64_t>& bs, const std::vector<size_t>& queue,
+                                       const std::vector<DecodeJob>& jobs) {
+  std::vector<DecodeShapeStats> stats(bs.size());
+  for (size_t k = 0; k < bs.size(); ++k) stats[k].shape = {bs[k], length};
+  std::vector<std::vector<bool>> seen(bs.size(), std::vector<bool>(jobs.size(), false));
+  const int64_t capacity = bs.back();
+  std::vector<Active> active;
+  size_t next = 0;
+  while (true) {
+    while (static_cast<int64_t>(active.size()) < capacity && next < queue.size()) active.push_back({queue[next++], 0});
+    if (active.empty()) break;
+    run_step(active, jobs, bs, stats, seen);
+  }
+  return stats;
+}
+
+}  // namespace
+
+std::vector<DecodeShapeStats> schedule_decode(const std::vector<DecodeJob>& jobs,
+                                              const std::vector<Shape>& decode_shapes) {
+  if (decode_shapes.empty()) throw std::invalid_argument("schedule_decode: no decode shapes");
+  const BatchesByLength batches = batches_by_length(decode_shapes);
+  const auto members = route(jobs, batches);
+  std::vector<DecodeShapeStats> out;
+  for (const auto& [length, queue] : members)
+    for (const DecodeShapeStats& st : run_pool(length, batches.at(length), queue, jobs))
+      if (st.steps > 0) out.push_back(st);
   return out;
 }
 

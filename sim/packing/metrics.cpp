@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/percentile.hpp"
 #include "sim/packing/detail.hpp"
 
 namespace systolic::packing {
@@ -27,12 +28,6 @@ void add(AttentionCells& into, const AttentionCells& c) {
 }
 
 void finish(PhaseTotals& t) { t.fill = ratio(t.useful_tokens, t.useful_tokens + t.pad_tokens); }
-
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
-  return sorted[i];
-}
 
 }  // namespace
 
@@ -82,27 +77,10 @@ AttentionCells attention_cells(const BucketInstance& instance) {
   return c;
 }
 
-Summary summarize(const PackResult& r) {
-  Summary s;
-  s.bucket_set = r.bucket_set;
-  s.packer = r.options.packer;
-  s.window_ms = r.options.window_ms;
-  s.overflow = r.options.overflow;
-  s.compile_new_shapes = r.options.compile_new_shapes;
-  s.decode_timed = static_cast<bool>(r.options.decode_step_time) || r.options.decode_step_s > 0;
-  s.requests = r.requests;
-  s.accepted = static_cast<int64_t>(r.accepted.size());
-  s.rejected = static_cast<int64_t>(r.rejected.size());
-  for (const Rejection& x : r.rejected)
-    (x.phase == Phase::prefill ? s.rejected_prefill : s.rejected_decode) += 1;
-  s.split = static_cast<int64_t>(r.split.size());
-  s.truncated = static_cast<int64_t>(r.truncated.size());
-  for (const Truncation& t : r.truncated) s.truncated_tokens += t.dropped_tokens;
-  s.compiled_shapes = static_cast<int64_t>(r.compiled.size());
-  s.compile_stall_s = r.compile_stall_s;
-  s.windows = r.windows;
+namespace {
 
-  // Prefill, per shape.
+// One row per prefill shape, added to the prefill totals.
+void add_prefill_rows(const PackResult& r, Summary& s) {
   struct Acc {
     ShapeSummary row;
     std::unordered_set<int64_t> requests;
@@ -133,7 +111,11 @@ Summary summarize(const PackResult& r) {
     s.shapes.push_back(a.row);
   }
 
-  // Decode, per shape (already one entry per shape, sorted by length then batch).
+}
+
+// One row per decode shape (already one entry per shape), sorted by length then batch, added to
+// the decode totals.
+void add_decode_rows(const PackResult& r, Summary& s) {
   std::vector<DecodeShapeStats> decode = r.decode;
   std::stable_sort(decode.begin(), decode.end(),
                    [](const DecodeShapeStats& a, const DecodeShapeStats& b) { return a.shape < b.shape; });
@@ -156,10 +138,10 @@ Summary summarize(const PackResult& r) {
     add(s.decode.cells, row.cells);
     s.shapes.push_back(row);
   }
-  finish(s.prefill);
-  finish(s.decode);
+}
 
-  // Varlen ideal and split accounting, from the accepted requests.
+// The varlen ideal, the split accounting and the packing delays, from the accepted requests.
+void add_ideal(const PackResult& r, Summary& s) {
   std::unordered_map<int64_t, int64_t> chunk_squares;  // split request -> sum chunk^2
   for (const BucketInstance& inst : r.prefill)
     for (const Lane& lane : inst.lanes)
@@ -169,11 +151,12 @@ Summary summarize(const PackResult& r) {
   waits.reserve(r.accepted.size());
   for (const RequestTiming& t : r.accepted) {
     const int64_t p = t.prompt_tokens;
-    const int64_t g = t.generated_tokens;
+    const int64_t g = t.generated_tokens - 1;  // decode steps: prefill produced the first token
     s.prefill.ideal_tokens += p;
     s.prefill.ideal_cells = checked_add(s.prefill.ideal_cells, p * p, "attention cells");
     s.decode.ideal_tokens += g;
-    // sum over steps k = 0..g-1 of (p + k + 1)
+    // sum over steps k = 0..g-1 of (p + k + 1): step k feeds token k and attends to the prompt
+    // and tokens 0..k
     s.decode.ideal_cells =
         checked_add(s.decode.ideal_cells, checked_mul(g, p, "decode cells") + g * (g + 1) / 2,
                     "decode cells");
@@ -192,6 +175,35 @@ Summary summarize(const PackResult& r) {
     s.wait.p99 = percentile(waits, 0.99);
     s.wait.max = waits.back();
   }
+}
+
+}  // namespace
+
+Summary summarize(const PackResult& r) {
+  Summary s;
+  s.bucket_set = r.bucket_set;
+  s.packer = r.options.packer;
+  s.window_ms = r.options.window_ms;
+  s.overflow = r.options.overflow;
+  s.compile_new_shapes = r.options.compile_new_shapes;
+  s.requests = r.requests;
+  s.accepted = static_cast<int64_t>(r.accepted.size());
+  s.rejected = static_cast<int64_t>(r.rejected.size());
+  for (const Rejection& x : r.rejected)
+    (x.phase == Phase::prefill ? s.rejected_prefill : s.rejected_decode) += 1;
+  s.split = static_cast<int64_t>(r.split.size());
+  s.truncated = static_cast<int64_t>(r.truncated.size());
+  for (const Truncation& t : r.truncated) s.truncated_tokens += t.dropped_tokens;
+  s.compiled_shapes = static_cast<int64_t>(r.compiled.size());
+  s.compile_stall_s = r.compile_stall_s;
+  s.windows = r.windows;
+
+  add_prefill_rows(r, s);
+  add_decode_rows(r, s);
+  finish(s.prefill);
+  finish(s.decode);
+
+  add_ideal(r, s);
   return s;
 }
 
@@ -222,7 +234,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
   j["window_ms"] = s.window_ms;
   j["overflow"] = kOverflowNames.name(s.overflow);
   j["compile_new_shapes"] = s.compile_new_shapes;
-  j["decode_timing"] = s.decode_timed ? "timed" : "backlogged";
+  j["decode_timing"] = "backlogged";  // when tokens come out: the serving engine's report
   j["requests"] = {{"given", s.requests},
                    {"accepted", s.accepted},
                    {"rejected", s.rejected},
@@ -279,10 +291,10 @@ nlohmann::ordered_json instances_to_json(const PackResult& r) {
 
 std::string format_summary(const Summary& s) {
   std::string out = fmt::format(
-      "bucket set '{}', packer {}, window {} ms, overflow {}{}; decode {}\n", s.bucket_set,
-      s.packer, s.window_ms, kOverflowNames.name(s.overflow),
-      s.compile_new_shapes ? ", compiles new shapes" : "",
-      s.decode_timed ? "timed" : "backlogged (a freed slot is refilled at once)");
+      "bucket set '{}', packer {}, window {} ms, overflow {}{}; decode backlogged (a freed slot is "
+      "refilled at once)\n",
+      s.bucket_set, s.packer, s.window_ms, kOverflowNames.name(s.overflow),
+      s.compile_new_shapes ? ", compiles new shapes" : "");
   out += fmt::format(
       "requests {}: accepted {}, rejected {} (prefill {}, decode {}), split {} into {} chunks, "
       "truncated {} ({} tokens); windows {}; compiled {} shapes, stall {:.1f} s\n",

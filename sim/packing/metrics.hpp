@@ -77,7 +77,6 @@ struct Summary {
   double window_ms = 0;
   Overflow overflow = Overflow::reject;
   bool compile_new_shapes = false;
-  bool decode_timed = false;
 
   int64_t requests = 0;          // given
   int64_t accepted = 0;

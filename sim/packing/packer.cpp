@@ -86,7 +86,7 @@ struct Admitted {
   const Request* request = nullptr;
   Admit prefill = Admit::fit;
   Admit decode = Admit::fit;
-  int64_t generated = 0;  // decode tokens to run
+  int64_t generated = 0;  // tokens it receives: the first from prefill, the rest one per decode step
   int64_t chunks = 1;
   double dispatch_s = 0;
 };
@@ -110,9 +110,6 @@ void validate(const PackOptions& o) {
   if (o.compile_max_length < 0 || o.compile_max_length > kMaxTokens)
     bad("compile_max_length", fmt::format("0 (no limit) or a token count up to {}", kMaxTokens),
         std::to_string(o.compile_max_length));
-  if (!std::isfinite(o.decode_step_s) || o.decode_step_s < 0)
-    bad("decode_step_s", "a time in seconds >= 0 (0: backlogged decode)",
-        fmt_seconds(o.decode_step_s));
 }
 
 std::vector<BucketInstance> place_lanes(const std::vector<Lane>& lanes,
@@ -132,223 +129,212 @@ std::vector<BucketInstance> place_lanes(const std::vector<Lane>& lanes,
   return form_instances(std::move(placed), batches);
 }
 
-PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
-                const PackOptions& options) {
-  validate(options);
-  if (buckets.prefill.empty() || buckets.decode.empty())
-    throw InputError(fmt::format("bucket set '{}': needs at least one prefill and one decode bucket",
-                                 buckets.name));
-  PackResult result;
-  result.bucket_set = buckets.name;
-  result.options = options;
-  result.requests = static_cast<int64_t>(requests.size());
+namespace {
 
+// What one pack() call carries between its stages.
+struct PackRun {
+  const PackOptions& options;
   BatchOptions batches;  // configured prefill shapes, then runtime ones joining
-  for (const Bucket& b : buckets.prefill) batches[b.shape.length].push_back(b.shape.batch);
-  for (auto& [l, bs] : batches) std::sort(bs.begin(), bs.end());
   std::set<int64_t> runtime_lengths;
-  const int64_t s_cap = batches.rbegin()->first;  // lane length the packers fill
-  int64_t l_cap = 0;
-  for (const Bucket& b : buckets.decode) l_cap = std::max(l_cap, b.shape.length);
-  const int64_t granule = options.compile_granule;
-  const auto may_compile = [&](int64_t tokens) {
+  int64_t s_cap = 0;  // lane length the packers fill
+  int64_t l_cap = 0;  // longest decode L
+  std::vector<Admitted> admitted;
+  PackResult result;
+
+  bool may_compile(int64_t tokens) const {
     return options.compile_new_shapes &&
            (options.compile_max_length == 0 ||
-            detail::round_up(tokens, granule) <= options.compile_max_length);
-  };
+            detail::round_up(tokens, options.compile_granule) <= options.compile_max_length);
+  }
+};
 
-  // --- Admission, in arrival order (ties by id). ---
+// Requests in arrival order (ties by id); their ids name them in lanes and rejections, so they
+// must be unique (RequestLog's are).
+std::vector<const Request*> arrival_order(const std::vector<Request>& requests) {
   std::vector<const Request*> order;
   order.reserve(requests.size());
   for (const Request& r : requests) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const Request* a, const Request* b) {
     return a->arrival_s != b->arrival_s ? a->arrival_s < b->arrival_s : a->id < b->id;
   });
-  {  // ids name requests in lanes and rejections: they must be unique (RequestLog's are)
-    std::vector<int64_t> ids;
-    ids.reserve(requests.size());
-    for (const Request& r : requests) ids.push_back(r.id);
-    std::sort(ids.begin(), ids.end());
-    const auto dup = std::adjacent_find(ids.begin(), ids.end());
-    if (dup != ids.end())
-      throw std::invalid_argument(fmt::format("pack: request id {} appears twice", *dup));
-  }
-  std::vector<Admitted> admitted;
-  admitted.reserve(order.size());
-  for (const Request* r : order) {
-    if (r->prompt_tokens < 1 || r->output_tokens < 1 || !std::isfinite(r->arrival_s))
-      throw InputError(fmt::format("request {} (line {}): token counts must be positive and the "
-                                   "arrival time finite",
-                                   r->id, r->line));
-    Admitted a;
-    a.request = r;
-    if (r->prompt_tokens <= s_cap)
-      a.prefill = Admit::fit;
-    else if (may_compile(r->prompt_tokens))
-      a.prefill = Admit::compile;
-    else if (options.overflow == Overflow::split)
-      a.prefill = Admit::split;
-    else
-      a.prefill = Admit::reject;
-    const int64_t kv = r->prompt_tokens + r->output_tokens;
-    a.generated = r->output_tokens;
-    if (kv <= l_cap)
-      a.decode = Admit::fit;
-    else if (may_compile(kv))
-      a.decode = Admit::compile;
-    else if (options.overflow == Overflow::split)
-      a.decode = Admit::truncate;
-    else
-      a.decode = Admit::reject;
+  std::vector<int64_t> ids;
+  ids.reserve(requests.size());
+  for (const Request& r : requests) ids.push_back(r.id);
+  std::sort(ids.begin(), ids.end());
+  if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end())
+    throw std::invalid_argument(fmt::format("pack: request id {} appears twice", *dup));
+  return order;
+}
 
-    if (a.prefill == Admit::reject) {
-      result.rejected.push_back(
-          {r->id, r->line, Phase::prefill,
-           fmt::format("prompt of {} tokens > longest prefill bucket S = {}", r->prompt_tokens,
-                       s_cap)});
-      continue;
-    }
-    if (a.decode == Admit::reject) {
-      result.rejected.push_back(
-          {r->id, r->line, Phase::decode,
-           fmt::format("prompt + output = {} + {} = {} tokens > longest decode bucket L = {}",
-                       r->prompt_tokens, r->output_tokens, kv, l_cap)});
-      continue;
-    }
-    if (a.decode == Admit::truncate) {
-      a.generated = std::max<int64_t>(0, l_cap - r->prompt_tokens);
-      result.truncated.push_back({r->id, r->line, a.generated, r->output_tokens - a.generated});
-    }
-    if (a.prefill == Admit::split) {
-      a.chunks = (r->prompt_tokens + s_cap - 1) / s_cap;
-      result.split.push_back(r->id);
-    }
-    admitted.push_back(a);
-  }
+// How a request's prefill and decode fit the set (docs/packing.md, "Admission").
+Admitted classify(const PackRun& run, const Request* r) {
+  if (r->prompt_tokens < 1 || r->output_tokens < 1 || !std::isfinite(r->arrival_s))
+    throw InputError(fmt::format("request {} (line {}): token counts must be positive and the arrival time finite",
+                                 r->id, r->line));
+  const Overflow overflow = run.options.overflow;
+  Admitted a;
+  a.request = r;
+  a.prefill = r->prompt_tokens <= run.s_cap          ? Admit::fit
+              : run.may_compile(r->prompt_tokens)    ? Admit::compile
+              : overflow == Overflow::split          ? Admit::split
+                                                     : Admit::reject;
+  const int64_t kv = r->prompt_tokens + r->output_tokens;
+  a.decode = kv <= run.l_cap                ? Admit::fit
+             : run.may_compile(kv)          ? Admit::compile
+             : overflow == Overflow::split  ? Admit::truncate
+                                            : Admit::reject;
+  a.generated = r->output_tokens;
+  return a;
+}
 
-  // --- Prefill: windows, lanes, lengths, instances. ---
-  const double window_s = options.window_ms / 1000.0;
-  double host_free = -std::numeric_limits<double>::infinity();
+// Admits one request: rejected, or admitted (truncated or split as the policy says).
+void admit(PackRun& run, const Request* r) {
+  Admitted a = classify(run, r);
+  if (a.prefill == Admit::reject) {
+    run.result.rejected.push_back(
+        {r->id, r->line, Phase::prefill,
+         fmt::format("prompt of {} tokens > longest prefill bucket S = {}", r->prompt_tokens, run.s_cap)});
+    return;
+  }
+  if (a.decode == Admit::reject) {
+    run.result.rejected.push_back({r->id, r->line, Phase::decode,
+                                   fmt::format("prompt + output = {} + {} = {} tokens > longest decode bucket L = {}",
+                                               r->prompt_tokens, r->output_tokens,
+                                               r->prompt_tokens + r->output_tokens, run.l_cap)});
+    return;
+  }
+  if (a.decode == Admit::truncate) {
+    // Its context (prompt + tokens) fits L; prefill's token comes whatever L leaves.
+    a.generated = std::max<int64_t>(1, run.l_cap - r->prompt_tokens);
+    run.result.truncated.push_back({r->id, r->line, a.generated, r->output_tokens - a.generated});
+  }
+  if (a.prefill == Admit::split) {
+    a.chunks = (r->prompt_tokens + run.s_cap - 1) / run.s_cap;
+    run.result.split.push_back(r->id);
+  }
+  run.admitted.push_back(a);
+}
+
+// The lanes of admitted requests [i, j): their prompts (or chunks) packed by the packer, and a
+// lane of its own for each prompt that compiles its own shape.
+std::vector<Lane> window_lanes(const PackRun& run, size_t i, size_t j) {
   std::vector<Item> items, alone;
-  for (size_t i = 0; i < admitted.size();) {
-    const double close = admitted[i].request->arrival_s + window_s;
-    size_t j = i;
-    items.clear();
-    alone.clear();
-    while (j < admitted.size() && admitted[j].request->arrival_s <= close + kTimeEpsilon) {
-      const Request& r = *admitted[j].request;
-      if (admitted[j].prefill == Admit::compile) {
-        alone.push_back({r.id, r.prompt_tokens, 0, 1, 0});
-      } else {
-        const int64_t chunks = admitted[j].chunks;
-        for (int64_t c = 0; c < chunks; ++c) {
-          const int64_t offset = c * s_cap;
-          items.push_back({r.id, std::min(s_cap, r.prompt_tokens - offset), c, chunks, offset});
-        }
-      }
-      ++j;
+  for (size_t k = i; k < j; ++k) {
+    const Request& r = *run.admitted[k].request;
+    if (run.admitted[k].prefill == Admit::compile) {
+      alone.push_back({r.id, r.prompt_tokens, 0, 1, 0});
+      continue;
     }
-    std::vector<Lane> lanes = pack_lanes(items, s_cap, options.packer);
-    for (const Item& it : alone) {
-      Lane lane;
-      lane.segments.push_back({it.request_id, 0, it.tokens, 0, 1, 0});
-      lanes.push_back(std::move(lane));
+    const int64_t chunks = run.admitted[k].chunks;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t offset = c * run.s_cap;
+      items.push_back({r.id, std::min(run.s_cap, r.prompt_tokens - offset), c, chunks, offset});
     }
+  }
+  std::vector<Lane> lanes = pack_lanes(items, run.s_cap, run.options.packer);
+  for (const Item& it : alone) {
+    Lane lane;
+    lane.segments.push_back({it.request_id, 0, it.tokens, 0, 1, 0});
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
 
-    // Lane lengths; compile new shapes where the policy says so.
-    int64_t compiled_here = 0;
-    const double start = std::max(close, host_free);
-    std::vector<PlacedLane> placed;
-    placed.reserve(lanes.size());
-    for (Lane& lane : lanes) {
-      const int64_t fill = lane.used();
-      int64_t length = smallest_length(batches, fill);
-      if (options.compile_new_shapes) {
-        const int64_t tight = detail::round_up(fill, granule);
-        const bool overflow = length == 0;
-        const bool wasteful =
-            !overflow && static_cast<double>(length - fill) / static_cast<double>(length) >
-                             options.compile_pad_threshold;
-        if ((overflow || wasteful) && (overflow || tight < length)) {
-          length = tight;
-          batches[length] = {1};
-          runtime_lengths.insert(length);
-          result.compiled.push_back({Phase::prefill, Shape{1, length},
-                                     start + static_cast<double>(compiled_here) * options.compile_stall_s,
+// Each lane's length; new shapes compiled where the policy says so (from `start`, one stall
+// each, counted in `compiled`).
+std::vector<PlacedLane> place_window(PackRun& run, std::vector<Lane> lanes, double start, int64_t& compiled) {
+  const PackOptions& o = run.options;
+  std::vector<PlacedLane> placed;
+  placed.reserve(lanes.size());
+  for (Lane& lane : lanes) {
+    const int64_t fill = lane.used();
+    int64_t length = smallest_length(run.batches, fill);
+    const int64_t tight = detail::round_up(fill, o.compile_granule);
+    const bool overflow = length == 0;
+    const bool wasteful =
+        !overflow && static_cast<double>(length - fill) / static_cast<double>(length) > o.compile_pad_threshold;
+    if (o.compile_new_shapes && (overflow || wasteful) && (overflow || tight < length)) {
+      length = tight;
+      run.batches[length] = {1};
+      run.runtime_lengths.insert(length);
+      run.result.compiled.push_back({Phase::prefill, Shape{1, length},
+                                     start + static_cast<double>(compiled) * o.compile_stall_s,
                                      lane.segments.front().request_id});
-          ++compiled_here;
-        }
-      }
-      placed.push_back({std::move(lane), length});
+      ++compiled;
     }
-    const double dispatch = start + static_cast<double>(compiled_here) * options.compile_stall_s;
-    host_free = dispatch;
+    placed.push_back({std::move(lane), length});
+  }
+  return placed;
+}
 
-    std::vector<BucketInstance> instances = form_instances(std::move(placed), batches);
-    for (BucketInstance& inst : instances) {
-      inst.window = result.windows;
+// Prefill: arrival windows, each packed into lanes, given lengths and gathered into instances.
+void pack_prefill(PackRun& run) {
+  const double window_s = run.options.window_ms / 1000.0;
+  double host_free = -std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < run.admitted.size();) {
+    const double close = run.admitted[i].request->arrival_s + window_s;
+    size_t j = i;
+    while (j < run.admitted.size() && run.admitted[j].request->arrival_s <= close + kTimeEpsilon) ++j;
+    int64_t compiled = 0;
+    const double start = std::max(close, host_free);
+    std::vector<PlacedLane> placed = place_window(run, window_lanes(run, i, j), start, compiled);
+    const double dispatch = start + static_cast<double>(compiled) * run.options.compile_stall_s;
+    host_free = dispatch;
+    for (BucketInstance& inst : form_instances(std::move(placed), run.batches)) {
+      inst.window = run.result.windows;
       inst.window_close_s = close;
       inst.dispatch_s = dispatch;
-      inst.runtime_shape = runtime_lengths.count(inst.shape.length) > 0;
-      result.prefill.push_back(std::move(inst));
+      inst.runtime_shape = run.runtime_lengths.count(inst.shape.length) > 0;
+      run.result.prefill.push_back(std::move(inst));
     }
-    for (size_t k = i; k < j; ++k) admitted[k].dispatch_s = dispatch;
-    ++result.windows;
+    for (size_t k = i; k < j; ++k) run.admitted[k].dispatch_s = dispatch;
+    ++run.result.windows;
     i = j;
   }
+}
 
-  // --- Decode. ---
-  std::vector<Shape> decode_shapes;
-  for (const Bucket& b : buckets.decode) decode_shapes.push_back(b.shape);
-  std::vector<DecodeJob> jobs;
-  std::vector<size_t> job_of;  // job -> index in admitted
-  // Decode compilations, in order of the prefill dispatch of the request that needs them.
-  std::vector<size_t> by_ready(admitted.size());
-  std::iota(by_ready.begin(), by_ready.end(), size_t{0});
-  std::stable_sort(by_ready.begin(), by_ready.end(), [&](size_t a, size_t b) {
-    return admitted[a].dispatch_s < admitted[b].dispatch_s;
+// Decode pools compiled for overflowing generations, in order of the prefill dispatch of the
+// request that needs them: L -> when compiled. Appends their shapes to `decode_shapes`.
+std::map<int64_t, double> compile_decode_pools(PackRun& run, std::vector<Shape>& decode_shapes) {
+  std::vector<size_t> by_dispatch(run.admitted.size());
+  std::iota(by_dispatch.begin(), by_dispatch.end(), size_t{0});
+  std::stable_sort(by_dispatch.begin(), by_dispatch.end(), [&](size_t a, size_t b) {
+    return run.admitted[a].dispatch_s < run.admitted[b].dispatch_s;
   });
-  std::map<int64_t, double> decode_compiled;  // L -> compiled at
-  for (size_t k : by_ready) {
-    const Admitted& a = admitted[k];
+  std::map<int64_t, double> compiled;
+  for (size_t k : by_dispatch) {
+    const Admitted& a = run.admitted[k];
     if (a.decode != Admit::compile) continue;
     const int64_t kv = a.request->prompt_tokens + a.generated;
-    if (decode_compiled.lower_bound(kv) != decode_compiled.end()) continue;
-    const int64_t length = detail::round_up(kv, granule);
-    decode_compiled[length] = a.dispatch_s;
+    if (compiled.lower_bound(kv) != compiled.end()) continue;
+    const int64_t length = detail::round_up(kv, run.options.compile_granule);
+    compiled[length] = a.dispatch_s;
     decode_shapes.push_back({1, length});
-    result.compiled.push_back({Phase::decode, Shape{1, length}, a.dispatch_s, a.request->id});
+    run.result.compiled.push_back({Phase::decode, Shape{1, length}, a.dispatch_s, a.request->id});
   }
-  for (size_t k = 0; k < admitted.size(); ++k) {
-    const Admitted& a = admitted[k];
-    if (a.generated < 1) continue;
-    DecodeJob job{a.request->id, a.request->prompt_tokens, a.generated, a.dispatch_s};
-    if (a.decode == Admit::compile) {
-      const auto it = decode_compiled.lower_bound(job.prompt_tokens + job.output_tokens);
-      job.ready_s = std::max(job.ready_s, it->second + options.compile_stall_s);
-    }
-    jobs.push_back(job);
-    job_of.push_back(k);
-  }
-  std::function<double(const Shape&)> step_time = options.decode_step_time;
-  if (!step_time && options.decode_step_s > 0) {
-    const double s = options.decode_step_s;
-    step_time = [s](const Shape&) { return s; };
-  }
-  std::vector<double> done;
-  result.decode = schedule_decode(jobs, decode_shapes, step_time, &done);
-  for (DecodeShapeStats& st : result.decode)
-    st.runtime_shape = decode_compiled.count(st.shape.length) > 0;
-  result.compile_stall_s = static_cast<double>(result.compiled.size()) * options.compile_stall_s;
-  std::stable_sort(result.compiled.begin(), result.compiled.end(),
-                   [](const CompiledShape& a, const CompiledShape& b) { return a.at_s < b.at_s; });
+  return compiled;
+}
 
-  // --- Per-request lines. ---
+// Decode: every token after prefill's, continuously batched (backlogged) in the decode pools.
+std::vector<Shape> pack_decode(PackRun& run, const BucketSet& buckets) {
+  std::vector<Shape> decode_shapes;
+  for (const Bucket& b : buckets.decode) decode_shapes.push_back(b.shape);
+  const std::map<int64_t, double> compiled = compile_decode_pools(run, decode_shapes);
+  std::vector<DecodeJob> jobs;
+  for (const Admitted& a : run.admitted)
+    if (a.generated > 1)  // else its only token came from prefill
+      jobs.push_back({a.request->id, a.request->prompt_tokens, a.generated - 1, a.dispatch_s});
+  run.result.decode = schedule_decode(jobs, decode_shapes);
+  for (DecodeShapeStats& st : run.result.decode) st.runtime_shape = compiled.count(st.shape.length) > 0;
+  return decode_shapes;
+}
+
+// One line per admitted request.
+void add_request_lines(PackRun& run, const std::vector<Shape>& decode_shapes) {
   std::map<int64_t, int64_t> pool_batch;  // decode L -> B_max
-  for (const Shape& s : decode_shapes)
-    pool_batch[s.length] = std::max(pool_batch[s.length], s.batch);
-  result.accepted.reserve(admitted.size());
-  for (const Admitted& a : admitted) {
+  for (const Shape& s : decode_shapes) pool_batch[s.length] = std::max(pool_batch[s.length], s.batch);
+  run.result.accepted.reserve(run.admitted.size());
+  for (const Admitted& a : run.admitted) {
     RequestTiming t;
     t.request_id = a.request->id;
     t.arrival_s = a.request->arrival_s;
@@ -356,14 +342,40 @@ PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets,
     t.prefill_dispatch_s = a.dispatch_s;
     t.chunks = a.chunks;
     t.generated_tokens = a.generated;
-    if (a.generated > 0) {
-      const auto it = pool_batch.lower_bound(a.request->prompt_tokens + a.generated);
+    if (a.generated > 1) {
+      const auto it = pool_batch.lower_bound(a.request->prompt_tokens + a.generated - 1);
       t.decode_shape = {it->second, it->first};
     }
-    result.accepted.push_back(t);
+    run.result.accepted.push_back(t);
   }
-  for (size_t j = 0; j < jobs.size(); ++j) result.accepted[job_of[j]].decode_done_s = done[j];
-  return result;
+}
+
+}  // namespace
+
+PackResult pack(const std::vector<Request>& requests, const BucketSet& buckets, const PackOptions& options) {
+  validate(options);
+  if (buckets.prefill.empty() || buckets.decode.empty())
+    throw InputError(
+        fmt::format("bucket set '{}': needs at least one prefill and one decode bucket", buckets.name));
+  PackRun run{options, {}, {}, 0, 0, {}, {}};
+  run.result.bucket_set = buckets.name;
+  run.result.options = options;
+  run.result.requests = static_cast<int64_t>(requests.size());
+  for (const Bucket& b : buckets.prefill) run.batches[b.shape.length].push_back(b.shape.batch);
+  for (auto& [l, bs] : run.batches) std::sort(bs.begin(), bs.end());
+  run.s_cap = run.batches.rbegin()->first;
+  for (const Bucket& b : buckets.decode) run.l_cap = std::max(run.l_cap, b.shape.length);
+
+  const std::vector<const Request*> order = arrival_order(requests);
+  run.admitted.reserve(order.size());
+  for (const Request* r : order) admit(run, r);
+  pack_prefill(run);
+  const std::vector<Shape> decode_shapes = pack_decode(run, buckets);
+  run.result.compile_stall_s = static_cast<double>(run.result.compiled.size()) * options.compile_stall_s;
+  std::stable_sort(run.result.compiled.begin(), run.result.compiled.end(),
+                   [](const CompiledShape& a, const CompiledShape& b) { return a.at_s < b.at_s; });
+  add_request_lines(run, decode_shapes);
+  return std::move(run.result);
 }
 
 }  // namespace systolic::packing

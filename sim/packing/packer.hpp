@@ -54,12 +54,6 @@ struct PackOptions {
   double compile_pad_threshold = 0.5;
   int64_t compile_max_length = 0;  // 0: no limit
 
-  // Decode timing. Without a step time (decode_step_s == 0 and no decode_step_time), decode
-  // is "backlogged": a freed slot takes the next request at once, whatever its arrival time —
-  // the best-case occupancy. With a step time, decode is timed: a request joins at the first
-  // step starting at or after its prefill dispatch, and a pool with nothing to do idles.
-  double decode_step_s = 0.0;
-  std::function<double(const Shape&)> decode_step_time;  // overrides decode_step_s when set
 };
 
 // Throws InputError "option 'window_ms': expected ..." for values out of range.
@@ -101,7 +95,7 @@ struct Rejection {
 struct Truncation {  // overflow == split, decode: stopped when the KV cache reached L
   int64_t request_id = 0;
   int line = 0;
-  int64_t generated_tokens = 0;  // tokens actually decoded
+  int64_t generated_tokens = 0;  // tokens it received (>= 1: the first comes from prefill)
   int64_t dropped_tokens = 0;    // output_tokens - generated_tokens
 };
 
@@ -131,8 +125,7 @@ struct RequestTiming {
   double prefill_dispatch_s = 0;  // dispatch of the instance holding its last prompt token
   int64_t chunks = 1;
   Shape decode_shape;             // its decode pool's [B_max, L] ({0,0} if nothing to decode)
-  int64_t generated_tokens = 0;
-  double decode_done_s = -1;      // timed decode only: end of its last step; else -1
+  int64_t generated_tokens = 0;   // the first from prefill, then one per decode step
 };
 
 struct PackResult {
@@ -185,21 +178,18 @@ std::vector<BucketInstance> place_lanes(const std::vector<Lane>& lanes,
 struct DecodeJob {
   int64_t request_id = 0;
   int64_t prompt_tokens = 0;
-  int64_t output_tokens = 0;  // steps to run (>= 1)
-  double ready_s = 0;         // timed mode: earliest start of its first step
+  int64_t output_tokens = 0;  // decode steps to run (>= 1): the tokens after prefill's
+  double prefill_dispatch_s = 0;  // freed slots go to jobs in this order (then request id)
 };
 
-// Continuous batching: each job goes to the decode length class with the smallest
-// L >= prompt + output; each class is one pool of B_max slots (B_max = its largest B) where a
-// freed slot is refilled with the next waiting job (by ready time, then request id); a step
-// with n occupied slots runs the class's shape with the smallest B >= n. step_time (may be
-// empty: backlogged mode) gives a step's duration in seconds. done_s, when given, receives
-// each job's finish time by position in `jobs` (-1 in backlogged mode).
-// Jobs that fit no decode shape are a std::invalid_argument (admission should have
-// rejected them).
+// Continuous batching, backlogged (docs/packing.md, "Decode"): each job goes to the decode
+// length class with the smallest L >= prompt + output; each class is one pool of B_max slots
+// (B_max = its largest B) where a freed slot is refilled at once with the next job (by prefill
+// dispatch, then request id); a step with n occupied slots runs the class's shape with the
+// smallest B >= n. This counts the work and the occupancy; it has no clock (timing is the
+// serving engine's, sim/serving/engine.hpp). Jobs that fit no decode shape are a
+// std::invalid_argument (admission should have rejected them).
 std::vector<DecodeShapeStats> schedule_decode(const std::vector<DecodeJob>& jobs,
-                                              const std::vector<Shape>& decode_shapes,
-                                              const std::function<double(const Shape&)>& step_time,
-                                              std::vector<double>* done_s = nullptr);
+                                              const std::vector<Shape>& decode_shapes);
 
 }  // namespace systolic::packing

@@ -23,6 +23,7 @@
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/pipeline.hpp"
+#include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
@@ -297,7 +298,7 @@ void bind_commands(py::module_& m) {
     ResultHandle out;
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(sim_mutex());
-    out.report = pack_report(config.config, r);
+    out.report = pack_report(config.config, r).report;
     return out;
   }, py::arg("config"), py::arg("model"), py::arg("requests"), py::arg("buckets"),
      py::arg("packer") = "first-fit-decreasing", py::arg("window_ms") = 0.0, py::arg("overflow") = "reject",

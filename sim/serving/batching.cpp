@@ -84,7 +84,7 @@ void run_continuous(Engine& engine, const ServeOptions& options, Shapes shapes) 
   const Shape decode = options.buckets.decode.back().shape;
   const Engine::Limits limits =
       shapes == Shapes::fixed ? Engine::Limits{options.buckets.prefill.back().shape.length, decode.length}
-                              : Engine::Limits{};
+                              : Engine::Limits{options.model_context, options.model_context};
   SlotPool slots(decode.batch);
   const SlotBinder bind = [&](int64_t id) -> std::optional<int64_t> {
     if (!slots.any_free() || !engine.reserve_kv(id)) return std::nullopt;

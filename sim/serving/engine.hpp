@@ -57,6 +57,10 @@ struct ServeOptions {
   double kv_bytes_per_token = 0;
   double kv_capacity_bytes = 0;
   Overflow overflow = Overflow::reject;
+  // The model's context (max_seq; 0: none): `dynamic` has no S or L, but a prompt longer than
+  // this is rejected and a longer context truncated or rejected (`overflow`), as the model
+  // cannot run them.
+  int64_t model_context = 0;
   // disaggregated: chips in each pool (each chip runs the set's shapes), and the link the KV
   // cache crosses from a prefill chip to a decode chip (ICI or the host link: the caller gives
   // its bytes/s; required > 0 for disaggregated).

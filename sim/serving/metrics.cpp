@@ -49,23 +49,17 @@ void check_outcome(const RequestRecord& r) {
 
 nlohmann::ordered_json number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
 
+// A number of summary_json for the terminal: 4 significant digits, "-" for null (does not exist).
+std::string value_text(const nlohmann::ordered_json& v) {
+  return v.is_null() ? std::string("-") : fmt::format("{:.4g}", v.get<double>());
+}
+
 nlohmann::ordered_json distribution_json(const Distribution& d) {
   return {{"count", d.count},     {"mean", number(d.mean)}, {"p50", number(d.p50)},
           {"p90", number(d.p90)}, {"p99", number(d.p99)},   {"max", number(d.max)}};
 }
 
 }  // namespace
-
-double percentile(std::vector<double> values, double q) {
-  if (values.empty()) return kNaN;
-  if (!(q > 0 && q <= 1)) throw std::logic_error("percentile: q must be in (0, 1]");
-  const auto n = static_cast<double>(values.size());
-  // The relative nudge keeps q * n that is an integer in exact arithmetic (0.9 * 10) from
-  // rounding up to the next rank.
-  const auto rank = static_cast<size_t>(std::max(1.0, std::ceil(q * n * (1 - 1e-12))));  // 1-based
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(rank - 1), values.end());
-  return values[rank - 1];
-}
 
 Distribution distribution(std::vector<double> values) {
   Distribution d;
@@ -130,34 +124,6 @@ Summary summarize(const ServeResult& result, std::optional<Slo> slo, std::option
   return s;
 }
 
-std::string format_summary(const Summary& s) {
-  std::string out = fmt::format("requests {}: served {}, truncated {}, rejected {}\n", s.requests, s.served,
-                                s.truncated, s.rejected);
-  out += fmt::format("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "seconds", "mean", "p50", "p90", "p99",
-                     "max");
-  for (const auto& [name, d] : {std::pair{"queue", &s.queue_s},
-                                {"TTFT", &s.ttft_s},
-                                {"TBT (mean)", &s.tbt_mean_s},
-                                {"TBT (max gap)", &s.tbt_max_s},
-                                {"end-to-end", &s.e2e_s}})
-    out += fmt::format("{:<14} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, d->mean, d->p50,
-                       d->p90, d->p99, d->max);
-  out += fmt::format(
-      "makespan {:.4g} s, busy {:.4g} s; {:.4g} tokens/s, {:.4g} requests/s; pad {:.1f} % of positions\n",
-      s.makespan_s, s.busy_s, s.tokens_per_s, s.requests_per_s, 100 * s.pad_fraction);
-  if (s.slo)
-    out += fmt::format("SLO TTFT <= {:g} s, TBT <= {:g} s: attainment {:.1f} %, goodput {:.4g} requests/s\n",
-                       s.slo->ttft_s, s.slo->tbt_s, 100 * s.slo_attainment, s.goodput_rps);
-  if (s.replicas > 0)
-    out += fmt::format(
-        "load: offered {:.4g} requests/s vs capacity {:.4g} requests/s = {:.2f}x; {} replica{} would keep "
-        "up\n",
-        s.offered_rps, s.capacity_rps, s.load, s.replicas, s.replicas == 1 ? "" : "s");
-  else
-    out += "load: unknown (arrivals span no time, or no capacity was measured)\n";
-  return out;
-}
-
 nlohmann::ordered_json summary_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["requests"] = {
@@ -182,6 +148,41 @@ nlohmann::ordered_json summary_json(const Summary& s) {
                {"load", number(s.load)},
                {"replicas", s.replicas > 0 ? nlohmann::ordered_json(s.replicas) : nullptr}};
   return j;
+}
+
+std::string format_summary(const Summary& s) { return format_summary(summary_json(s)); }
+
+std::string format_summary(const nlohmann::ordered_json& s) {
+  const auto& n = s["requests"];
+  std::string out = fmt::format("requests {}: served {}, truncated {}, rejected {}\n", n["total"].get<int64_t>(),
+                                n["served"].get<int64_t>(), n["truncated"].get<int64_t>(), n["rejected"].get<int64_t>());
+  out += fmt::format("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "seconds", "mean", "p50", "p90", "p99", "max");
+  for (const auto& [name, key] : {std::pair{"queue", "queue"},
+                                  {"TTFT", "ttft"},
+                                  {"TBT (mean)", "tbt_mean"},
+                                  {"TBT (max gap)", "tbt_max"},
+                                  {"end-to-end", "e2e"}}) {
+    const auto& d = s["latency_s"][key];
+    out += fmt::format("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, value_text(d["mean"]), value_text(d["p50"]),
+                       value_text(d["p90"]), value_text(d["p99"]), value_text(d["max"]));
+  }
+  const auto& t = s["throughput"];
+  const auto& pad = t["pad_fraction"];
+  out += fmt::format("makespan {:.4g} s, busy {:.4g} s; {} tokens/s, {} requests/s; pad {} % of positions\n",
+                     t["makespan_s"].get<double>(), t["busy_s"].get<double>(), value_text(t["tokens_per_s"]),
+                     value_text(t["requests_per_s"]),
+                     pad.is_null() ? "-" : fmt::format("{:.1f}", 100 * pad.get<double>()));
+  if (const auto& slo = s["slo"]; !slo.is_null())
+    out += fmt::format("SLO TTFT <= {:g} s, TBT <= {:g} s: attainment {:.1f} %, goodput {} requests/s\n",
+                       slo["ttft_s"].get<double>(), slo["tbt_s"].get<double>(),
+                       100 * slo["attainment"].get<double>(), value_text(slo["goodput_rps"]));
+  const auto& load = s["load"];
+  if (load["replicas"].is_null()) return out + "load: unknown (arrivals span no time, or no capacity was measured)\n";
+  const auto replicas = load["replicas"].get<int64_t>();
+  return out + fmt::format("load: offered {} requests/s vs capacity {} requests/s = {:.2f}x; {} replica{} would keep "
+                           "up\n",
+                           value_text(load["offered_rps"]), value_text(load["capacity_rps"]),
+                           load["load"].get<double>(), replicas, replicas == 1 ? "" : "s");
 }
 
 void check_conservation(const ServeResult& result) {

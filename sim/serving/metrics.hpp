@@ -9,14 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/common/percentile.hpp"
 #include "sim/serving/engine.hpp"
 
 namespace systolic::serving {
 
-// The one percentile rule of the serving reports: nearest rank. The q-quantile (q in (0, 1]) of
-// n values is the smallest value with at least q * n of the values at or below it: the
-// ceil(q * n)-th smallest (1-based). Always one of the values; NaN when there are none.
-double percentile(std::vector<double> values, double q);
+// Percentiles: nearest rank, the one rule of the tree (sim/common/percentile.hpp).
+using systolic::percentile;
 
 struct Distribution {
   int64_t count = 0;
@@ -57,6 +56,8 @@ Summary summarize(const ServeResult& result, std::optional<Slo> slo = std::nullo
 
 // Text for the terminal: counts, the latency table, throughput, SLO and the overload line.
 std::string format_summary(const Summary& summary);
+// The same from summary_json's form (report.json), "-" where a value does not exist.
+std::string format_summary(const nlohmann::ordered_json& summary);
 
 // The same for report.json: {"requests": {...}, "latency_s": {"queue": {"count", "mean", "p50",
 // "p90", "p99", "max"}, "ttft", "tbt_mean", "tbt_max", "e2e"}, "throughput": {...}, "slo": {...}

@@ -9,28 +9,7 @@
 
 namespace systolic::serving {
 
-// Link anchors, one per file of sim/serving/schedulers/. A registration is a static object in a
-// file nobody references, and this tree links systolic_sim as a plain archive (without the
-// WHOLE_ARCHIVE that registry.hpp asks for), so the linker would drop those files with their
-// registrations. Calling each file's (empty) anchor function here keeps it: a call into
-// another file survives the optimizer, where a read of an unused constant does not. Remove
-// once the library is linked WHOLE_ARCHIVE; tests/unit/test_serving_schedulers.cpp counts the
-// registry against the folder.
-namespace link_anchor {
-void static_scheduler();
-void continuous_scheduler();
-void chunked_scheduler();
-void disaggregated_scheduler();
-void dynamic_scheduler();
-}  // namespace link_anchor
-
-const Registry<Scheduler>& schedulers() {
-  static const bool linked =
-      (link_anchor::static_scheduler(), link_anchor::continuous_scheduler(), link_anchor::chunked_scheduler(),
-       link_anchor::disaggregated_scheduler(), link_anchor::dynamic_scheduler(), true);
-  (void)linked;
-  return Registry<Scheduler>::instance();
-}
+const Registry<Scheduler>& schedulers() { return Registry<Scheduler>::instance(); }
 
 void validate_common(const ServeOptions& options) {
   for (const auto& [value, key, what] :

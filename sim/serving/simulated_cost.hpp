@@ -12,28 +12,40 @@
 //     share scaled by sum l_i / (n * Lg), the rest (weights, one token per slot) as simulated.
 // The scaling charges a step's fixed part (reading the weights) in proportion to its useful
 // tokens too, so a varlen prefill is priced at most one granule's worth of tokens below cost.
-// Not handled yet: a packed lane longer than the model's context, which the model reader
-// refuses (an InputError from the simulator).
+// Prompts whose packed lane would exceed `max_lane` tokens (the model's context; 0: no limit)
+// are packed into several lanes, in order, each priced as above, and the lanes' costs summed:
+// one lane per step would read the weights once per lane, which prefill (compute-bound) barely
+// notices. A single prompt longer than max_lane is the model reader's InputError.
 #include <cstdint>
 #include <vector>
 
-#include "sim/serving/replay.hpp"
+#include "sim/serving/shape_simulator.hpp"
 #include "sim/serving/step_cost.hpp"
 
 namespace systolic::serving {
 
 class SimulatedStepCost : public StepCost {
  public:
-  // Throws InputError for granule < 1.
-  SimulatedStepCost(ShapeSimulator& simulator, int64_t granule);
+  // Lengths a varlen step rounds up to before the granule (ascending, each a multiple of it):
+  // e.g. a bucket set's, whose shapes are simulated anyway, so the varlen steps add few new
+  // ones. Beyond the last, lengths round up to the granule.
+  struct Ladders {
+    std::vector<int64_t> prefill;
+    std::vector<int64_t> decode;
+  };
+  // Throws InputError for granule < 1 or max_lane < 0.
+  SimulatedStepCost(ShapeSimulator& simulator, int64_t granule, int64_t max_lane = 0, Ladders ladders = {});
   StepCharge fixed(Phase phase, Shape shape) const override;
   StepCharge varlen(Phase phase, const std::vector<int64_t>& lengths) const override;
 
  private:
-  int64_t round_up(int64_t length) const { return (length + granule_ - 1) / granule_ * granule_; }
+  int64_t round_up(int64_t length, const std::vector<int64_t>& ladder) const;
+  StepCharge packed_lane(const std::vector<int64_t>& prompts) const;
 
   ShapeSimulator& simulator_;
   int64_t granule_;
+  int64_t max_lane_;
+  Ladders ladders_;
 };
 
 }  // namespace systolic::serving

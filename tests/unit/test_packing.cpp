@@ -137,7 +137,8 @@ TEST_CASE("worked example: the [4 x 8192] sheet A..I has 668 pad tokens (2.04 %)
   std::vector<Request> rs;
   for (size_t i = 0; i < abc.size(); ++i) rs.push_back(req(static_cast<int64_t>(i), 0.0, abc[i]));
   const Summary s = summarize(pack(rs, set, PackOptions{}));
-  REQUIRE(s.shapes.size() == 2);  // one prefill shape, one decode shape
+  // One prefill shape and no decode: each request's one output token comes from prefill.
+  REQUIRE(s.shapes.size() == 1);
   CHECK(s.shapes[0].runs == 1);
   CHECK(s.shapes[0].pad_tokens == 668);
   CHECK(100 * (1 - s.shapes[0].fill) == Approx(2.04).margin(0.005));
@@ -279,7 +280,7 @@ TEST_CASE("a prompt longer than every bucket: rejected, or split into chunks", "
   CHECK(srej.accepted == 1);
   CHECK(srej.rejected_prefill == 1);
   CHECK(srej.prefill.useful_tokens == 40);
-  CHECK(srej.decode.useful_tokens == 5);
+  CHECK(srej.decode.useful_tokens == 4);  // 5 tokens: the first from prefill, 4 decode steps
 
   // split: chunks of S = 100 from the start of the prompt: 100, 100, 50. First-fit puts the
   // 50-token tail and the 40-token request in one lane: three [1, 100], pad 10.
@@ -326,7 +327,7 @@ TEST_CASE("a generation longer than every decode L: rejected, or truncated under
   CHECK(tr.truncated[0].generated_tokens == 40);  // KV full at 60 + 40 = 100
   CHECK(tr.truncated[0].dropped_tokens == 10);
   const Summary s = summarize(tr);
-  CHECK(s.decode.useful_tokens == 45);
+  CHECK(s.decode.useful_tokens == 39 + 4);  // decode steps after prefill's token: 40 - 1 and 5 - 1
   CHECK(s.truncated_tokens == 10);
 }
 
@@ -377,7 +378,7 @@ TEST_CASE("compiling new shapes at run time stalls dispatch once per shape", "[p
   REQUIRE(d.decode.size() == 1);
   CHECK(d.decode[0].shape == Shape{1, 120});
   CHECK(d.decode[0].runtime_shape);
-  CHECK(d.decode[0].steps == 70);
+  CHECK(d.decode[0].steps == 69);  // 70 tokens, the first from prefill
 }
 
 // ---------------------------------------------------------------- decode
@@ -391,7 +392,7 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   //   step 5: D -   (12)        D done
   // 5 steps, 8 occupied slot-steps, 2 empty; KV used 22 + 23 + 25 + 11 + 12 = 93 of 5·2·100.
   const std::vector<DecodeJob> jobs{{0, 10, 3, 0}, {1, 10, 1, 0}, {2, 10, 2, 0}, {3, 10, 2, 0}};
-  const auto st = schedule_decode(jobs, {{2, 100}}, {});
+  const auto st = schedule_decode(jobs, {{2, 100}});
   REQUIRE(st.size() == 1);
   CHECK(st[0].shape == Shape{2, 100});
   CHECK(st[0].steps == 5);
@@ -401,18 +402,8 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   CHECK(st[0].kv_used == 93);
   CHECK(st[0].kv_capacity == 1000);
 
-  // Timed, 1 s per step: A (3 tokens) ready at 0 runs steps at 0, 1, 2; the pool idles until B
-  // is ready at 10. Every step has one empty slot.
-  std::vector<double> done;
-  const auto timed = schedule_decode({{0, 10, 3, 0.0}, {1, 10, 1, 10.0}}, {{2, 100}},
-                                     [](const Shape&) { return 1.0; }, &done);
-  REQUIRE(timed.size() == 1);
-  CHECK(timed[0].steps == 4);
-  CHECK(timed[0].empty_slot_steps == 4);
-  CHECK(done == std::vector<double>{3.0, 11.0});
-
   // Several B for one L: each step runs the smallest B >= occupied slots.
-  const auto multi = schedule_decode({{0, 10, 3, 0}, {1, 10, 1, 0}}, {{1, 100}, {4, 100}}, {});
+  const auto multi = schedule_decode({{0, 10, 3, 0}, {1, 10, 1, 0}}, {{1, 100}, {4, 100}});
   REQUIRE(multi.size() == 2);
   CHECK(multi[0].shape == Shape{1, 100});
   CHECK(multi[0].steps == 2);
@@ -423,7 +414,7 @@ TEST_CASE("decode refills freed slots (continuous batching)", "[packing]") {
   CHECK(multi[1].empty_slot_steps == 2);
 
   // Each request goes to the smallest L >= prompt + output.
-  const auto classes = schedule_decode({{0, 10, 5, 0}, {1, 60, 50, 0}}, {{2, 100}, {2, 200}}, {});
+  const auto classes = schedule_decode({{0, 10, 5, 0}, {1, 60, 50, 0}}, {{2, 100}, {2, 200}});
   REQUIRE(classes.size() == 2);
   CHECK(classes[0].occupied_slot_steps == 5);
   CHECK(classes[1].occupied_slot_steps == 50);
@@ -433,17 +424,13 @@ TEST_CASE("pack() runs decode after prefill and reports it per shape", "[packing
   const BucketSet set = load_bucket_set(kData + "issue.yaml");
   CHECK(set.name == "issue");
   const RequestLog log = load_request_log(kData + "seconds.csv");
-  PackOptions o;
-  o.decode_step_s = 0.5;  // timed: joins at its prefill dispatch
-  const PackResult r = pack(log.requests, set, o);
+  const PackResult r = pack(log.requests, set, PackOptions{});
   // 8000 + 3 tokens exceed the one decode pool's L = 4096: rejected at admission.
   REQUIRE(r.accepted.size() == 3);
   CHECK(r.accepted[0].decode_shape == Shape{8, 4096});
   CHECK(r.rejected.size() == 1);  // 8000 + 3 > 4096: no decode pool holds it
   const Summary s = summarize(r);
-  CHECK(s.decode.useful_tokens == 4 + 2 + 1);
-  CHECK(s.decode_timed);
-  CHECK(r.accepted[0].decode_done_s == Approx(2.0));  // 4 steps of 0.5 s from 0
+  CHECK(s.decode.useful_tokens == 3 + 1 + 0);  // outputs 4, 2, 1: prefill gives each its first token
 }
 
 // ---------------------------------------------------------------- the Azure code trace
@@ -494,7 +481,7 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
         CHECK(s.prefill.useful_tokens == 18'059'974);
         CHECK(s.prefill.ideal_tokens == 18'059'974);
         CHECK(s.prefill.cells.useful == s.prefill.ideal_cells);  // nothing split
-        CHECK(s.decode.useful_tokens == 245'896);
+        CHECK(s.decode.useful_tokens == 245'896 - 8'819);  // every output token but prefill's
         CHECK(s.decode.cells.useful == s.decode.ideal_cells);
         // Every request id appears once (one segment, none split).
         std::vector<int> seen(log.requests.size(), 0);
@@ -520,7 +507,8 @@ TEST_CASE("conservation: every accepted token is packed exactly once", "[packing
   CHECK(s.rejected == 0);
   CHECK(s.truncated > 0);
   CHECK(s.prefill.useful_tokens == 18'059'974);
-  CHECK(s.decode.useful_tokens + s.truncated_tokens == 245'896);
+  // Every output token is decoded, dropped by truncation, or the one prefill produced.
+  CHECK(s.decode.useful_tokens + s.truncated_tokens + s.accepted == 245'896);
 }
 
 TEST_CASE("packing speed on the Azure code trace", "[.packing-bench]") {
@@ -726,7 +714,7 @@ TEST_CASE("the summary as JSON and as a table", "[packing]") {
   CHECK(j["shapes"][0]["shape"].dump() == "[4,8192]");
   CHECK(j["shapes"][0]["pad_tokens"] == 4 * 8192 - 8000);
   CHECK(j["prefill"]["varlen_ideal"]["cells"] == 26'000'000);
-  CHECK(j["decode"]["useful_tokens"] == 4);
+  CHECK(j["decode"]["useful_tokens"] == 1);  // outputs 2, 1, 1: one decode step after prefill's tokens
   const auto inst = instances_to_json(r);
   REQUIRE(inst.size() == 1);
   CHECK(inst[0]["lanes"][0].dump() == "[[0,3000],[1,4000],[2,1000]]");

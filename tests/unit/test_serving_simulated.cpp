@@ -61,3 +61,26 @@ TEST_CASE("serving on the simulator: a lone request costs its simulated steps", 
   CHECK(r.records[0].pad_tokens == 56 + 4 * 3);  // 56 pad tokens in the lane, 3 empty slots per decode step
   CHECK(sim.simulated() == 2);
 }
+
+// Varlen steps priced from a ladder of simulated lengths, and prompts beyond the model's
+// context packed into several lanes whose costs add up.
+TEST_CASE("serving SimulatedStepCost: ladders and lanes no longer than the context", "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  ShapeSimulator sim(chip, kRepo + "/traces/models/gpt2.yaml");
+  const SimulatedStepCost plain(sim, kTile);
+  // 100 tokens on the ladder {512} are priced from [1, 512], not [1, 128].
+  const SimulatedStepCost laddered(sim, kTile, 0, {{512}, {512}});
+  const ShapeCost& p512 = sim.cost(Phase::prefill, {1, 512});
+  const double a = p512.attention_share;
+  CHECK(laddered.varlen(Phase::prefill, {100}).seconds ==
+        Approx(p512.seconds * ((1 - a) * 100 / 512 + a * (100.0 * 101) / (512.0 * 513))).epsilon(1e-12));
+  CHECK(laddered.varlen(Phase::decode, {100, 300}).seconds <= sim.cost(Phase::decode, {2, 512}).seconds);
+  // GPT-2's context is 1024: 700 + 600 tokens do not fit one lane, so two lanes, each priced alone.
+  const SimulatedStepCost bounded(sim, kTile, 1024);
+  const double two = bounded.varlen(Phase::prefill, {700, 600}).seconds;
+  CHECK(two == Approx(plain.varlen(Phase::prefill, {700}).seconds + plain.varlen(Phase::prefill, {600}).seconds)
+                   .epsilon(1e-12));
+  // 300 + 600 fit one lane of 1024 (round_up(900) = 1024 <= 1024).
+  CHECK(bounded.varlen(Phase::prefill, {300, 600}).seconds ==
+        Approx(plain.varlen(Phase::prefill, {300, 600}).seconds).epsilon(1e-12));
+}

@@ -82,8 +82,4 @@ const Registration<Scheduler> registration{
 
 }  // namespace
 
-namespace link_anchor {
-void chunked_scheduler() {}
-}  // namespace link_anchor
-
 }  // namespace systolic::serving

@@ -24,8 +24,4 @@ const Registration<Scheduler> registration{
 
 }  // namespace
 
-namespace link_anchor {
-void continuous_scheduler() {}
-}  // namespace link_anchor
-
 }  // namespace systolic::serving

@@ -195,8 +195,4 @@ const Registration<Scheduler> registration{
 
 }  // namespace
 
-namespace link_anchor {
-void disaggregated_scheduler() {}
-}  // namespace link_anchor
-
 }  // namespace systolic::serving

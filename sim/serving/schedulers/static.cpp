@@ -86,8 +86,4 @@ const Registration<Scheduler> registration{
 
 }  // namespace
 
-namespace link_anchor {
-void static_scheduler() {}
-}  // namespace link_anchor
-
 }  // namespace systolic::serving
