@@ -24,7 +24,7 @@ struct IciConfig {
   double link_gbps = 45.0;          // GB/s per link per direction
   double link_latency_ns = 1000.0;  // per hop: wire, SerDes and router
   int64_t ports = 4;                // ICI ports per chip; the topology needs 2 per wrapped dim
-  uint64_t chunk_bytes = 64 * 1024; // a message crosses the network in chunks of this size
+  uint64_t chunk_bytes = 64 * 1024ULL;  // a message crosses the network in chunks of this size
   // A collective algorithm registered by the compiler (sim/compile/collectives/: ring,
   // bidir_ring, torus); the config key checks the name and what the algorithm supports.
   std::string algorithm = "bidir_ring";

@@ -92,6 +92,7 @@ void IciEngine::send_chunk(Flow& f) {
 // Delivers in landing order: each message signals its receiver when its last byte is there.
 void IciEngine::deliver(std::vector<Flow>& flows) {
   std::vector<Flow*> order;
+  order.reserve(flows.size());
   for (Flow& f : flows) order.push_back(&f);
   std::stable_sort(order.begin(), order.end(), [](const Flow* a, const Flow* b) { return a->arrived < b->arrived; });
   for (Flow* f : order) {

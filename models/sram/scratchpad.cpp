@@ -45,7 +45,7 @@ std::optional<ConfigIssue> ScratchpadConfig::validate() const {
   return std::nullopt;
 }
 
-Scratchpad::Scratchpad(ScratchpadConfig config)
+Scratchpad::Scratchpad(const ScratchpadConfig& config)
     : config_(checked(config)), port_free_(config_.ports, 0) {}
 
 uint64_t Scratchpad::transfer_cycles(uint64_t bytes) const {

@@ -28,7 +28,7 @@ struct ScratchpadConfig {
 class Scratchpad {
  public:
   // Throws std::invalid_argument with ConfigIssue::message() for an invalid config.
-  explicit Scratchpad(ScratchpadConfig config);
+  explicit Scratchpad(const ScratchpadConfig& config);
 
   const std::string& name() const { return config_.name; }
   const ScratchpadConfig& config() const { return config_; }

@@ -60,6 +60,7 @@ Command add_sweep_command(CLI::App& app) {
     std::vector<std::string> args = {python, "-m", "systolic.sweep"};
     for (const auto& a : cmd->remaining()) args.push_back(a);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::fflush(stdout);

@@ -59,6 +59,7 @@ class Lowering final : public RingEmitter {
       for (const Way& way : ways) add_received(way, mod(r - way.dir * (s + 1), n), n, done_before + static_cast<uint64_t>(s + 1));
     }
     std::vector<SemWait> done;
+    done.reserve(ways.size());
     for (const Way& way : ways) done.push_back({ph.reduce ? way.sum : way.recv, done_before + static_cast<uint64_t>(n - 1)});
     return done;
   }

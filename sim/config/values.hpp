@@ -109,8 +109,10 @@ template <class Ref, class Entries>
 ConfigKey choice_key(std::string path, Ref ref, const Entries& choices, std::string doc) {
   using E = std::decay_t<decltype(choices.begin()->first)>;
   std::vector<std::pair<E, std::string>> list;
+  list.reserve(choices.size());
   for (const auto& [value, name] : choices) list.emplace_back(value, std::string(name));
   std::vector<std::string> names;
+  names.reserve(list.size());
   for (const auto& entry : list) names.push_back(entry.second);
   const std::string kind = "one of " + fmt::format("{}", fmt::join(names, ", "));
   return {std::move(path), kind, "", std::move(doc),

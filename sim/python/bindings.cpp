@@ -200,7 +200,7 @@ void bind_result(py::module_& m) {
       },
            "The per-layer table and totals the CLI prints.")
       .def("write", [](const ResultHandle& r, const std::string& outdir) {
-        const std::string path = outdir + "/report.json";
+        std::string path = outdir + "/report.json";
         write_file_atomically(path, r.report.dump(2) + "\n");
         return path;
       }, py::arg("outdir"), "Writes OUTDIR/report.json like `systolic run -o OUTDIR`.")

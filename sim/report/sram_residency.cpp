@@ -22,7 +22,7 @@ std::vector<std::pair<uint64_t, uint64_t>> byte_ranges(DmaDescriptor d, const Dm
   for (RunCursor c(d, side); !c.done(); c.advance()) {
     const DmaRun run = c.current();
     if (!out.empty() && out.back().second == run.address) out.back().second += run.bytes;
-    else out.push_back({run.address, run.address + run.bytes});
+    else out.emplace_back(run.address, run.address + run.bytes);
   }
   std::sort(out.begin(), out.end());
   std::vector<std::pair<uint64_t, uint64_t>> merged;

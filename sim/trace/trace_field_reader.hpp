@@ -139,36 +139,36 @@ struct FieldReader {
   Fields& f;
   std::vector<std::string> keys;
   template <class T>
-  void integer(const char* key, T& v, int64_t min) { keys.push_back(key), v = static_cast<T>(f.integer(key, min)); }
+  void integer(const char* key, T& v, int64_t min) { keys.emplace_back(key), v = static_cast<T>(f.integer(key, min)); }
   void optional_integer(const char* key, int64_t& v) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     v = f.has(key) ? f.integer(key, 0) : 0;
   }
-  void dtype(const char* key, DType& t) { keys.push_back(key), t = f.dtype(key); }
+  void dtype(const char* key, DType& t) { keys.emplace_back(key), t = f.dtype(key); }
   void optional_dtype(const char* key, std::optional<DType>& t) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     if (f.has(key)) t = f.dtype(key);
   }
   void scale(const char* key, double& v, bool) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     if (f.has(key)) v = f.scale(key);
   }
   void vector_kind(const char* key, VectorKind& k) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     const std::string v = f.text(key);
     const auto parsed = kVectorKindNames.parse(v);
     if (!parsed) throw std::invalid_argument(fmt::format("key '{}': unknown vector op '{}'", key, v));
     k = *parsed;
   }
   void endpoint(const char* key, DmaEndpoint& e) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     const auto stride = e.stride;  // read separately (src_stride / dst_stride)
     e = f.endpoint(key);
     e.stride = stride;
   }
-  void triple(const char* key, std::array<uint64_t, 3>& v) { keys.push_back(key), v = f.triple(key); }
+  void triple(const char* key, std::array<uint64_t, 3>& v) { keys.emplace_back(key), v = f.triple(key); }
   void messages(const char* key, std::vector<IciCopy>& copies) {
-    keys.push_back(key);
+    keys.emplace_back(key);
     for (const std::string& text : f.all(key)) {
       const auto bad = [&] {
         return std::invalid_argument(fmt::format(

@@ -75,14 +75,14 @@ std::vector<std::pair<int, std::string>> config_differences(const TraceHeader& h
     const ConfigLine* is = j < now.size() ? &now[j] : nullptr;
     if (was && is && was->key == is->key) {
       if (was->value != is->value)
-        out.push_back({at.config.at(was->key),
-                       fmt::format("{} = {}, but the config has {}", was->key, show(*was), show(*is))});
+        out.emplace_back(at.config.at(was->key),
+                         fmt::format("{} = {}, but the config has {}", was->key, show(*was), show(*is)));
       ++i, ++j;
     } else if (was && (!is || was->key < is->key)) {
-      out.push_back({at.config.at(was->key), fmt::format("{} = {}, a key this build does not have", was->key, show(*was))});
+      out.emplace_back(at.config.at(was->key), fmt::format("{} = {}, a key this build does not have", was->key, show(*was)));
       ++i;
     } else {
-      out.push_back({at.hash, fmt::format("{} is not recorded, but the config has {}", is->key, show(*is))});
+      out.emplace_back(at.hash, fmt::format("{} is not recorded, but the config has {}", is->key, show(*is)));
       ++j;
     }
   }

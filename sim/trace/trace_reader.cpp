@@ -265,7 +265,7 @@ class Parser {
     std::vector<std::string> names;
     int op_index = -1;
     for (size_t i = 0; i < std::size(trace_detail::kOps); ++i) {
-      names.push_back(trace_detail::kOps[i].name);
+      names.emplace_back(trace_detail::kOps[i].name);
       if (t[0].value == trace_detail::kOps[i].name) op_index = static_cast<int>(i);
     }
     if (op_index < 0)
@@ -294,7 +294,7 @@ class Parser {
       if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
         fail(fmt::format("wait '{}': expected a count after '>='", w));
       instr.waits.push_back({semaphore_id(w.substr(0, ge)), std::stoull(count)});
-      wait_lines_.push_back({line_, instr.waits.back()});
+      wait_lines_.emplace_back(line_, instr.waits.back());
     }
     for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));
     s.instructions.push_back(std::move(instr));

@@ -97,6 +97,7 @@ std::string normalize(const std::string& s) {
 
 std::optional<Header> match_header(const std::vector<std::string>& fields) {
   std::vector<std::string> f;
+  f.reserve(fields.size());
   for (const auto& x : fields) f.push_back(normalize(x));
   if (f.empty() || (f[0] != "layer" && f[0] != "layer name")) return std::nullopt;
   Header h;
@@ -126,13 +127,13 @@ std::optional<Header> match_header(const std::vector<std::string>& fields) {
   h.labels = {"Layer name",   "IFMAP Height", "IFMAP Width", "Filter Height",
               "Filter Width", "Channels",     "Num Filter"};
   if (equals(with({"strides"})) || equals(with({"stride"}))) {
-    h.labels.push_back("Strides");
+    h.labels.emplace_back("Strides");
     return h;
   }
   if (equals(with({"stride height", "stride width"}))) {
     h.two_strides = true;
-    h.labels.push_back("Stride Height");
-    h.labels.push_back("Stride Width");
+    h.labels.emplace_back("Stride Height");
+    h.labels.emplace_back("Stride Width");
     return h;
   }
   return std::nullopt;

@@ -194,8 +194,8 @@ class Reader {
     for (const auto& entry : v) {
       const std::string key = entry.first.as<std::string>();
       const int64_t kline = yaml_line(entry.first, line);
-      check_key(key, kline, keys, seen, " in '" + parent + "'");
-      lines_[parent + "." + key] = kline;
+      check_key(key, kline, keys, seen, fmt::format(" in '{}'", parent));
+      lines_[fmt::format("{}.{}", parent, key)] = kline;
       on_key(key, entry.second, kline);
     }
     for (const auto& r : required)

@@ -115,7 +115,7 @@ std::optional<PrecisionIssue> check_precision(const Precision& p) {
 }
 
 void validate_model(const ModelSpec& m) {
-  const std::string who = fmt::format("model '{}': ", m.name);
+  std::string who = fmt::format("model '{}': ", m.name);
   const auto bad = [&](const std::string& key, int64_t value, int64_t lo, int64_t hi) {
     if (value < lo || value > hi)
       throw InputError(fmt::format("{}key '{}': expected an integer in [{}, {}], got {}", who, key,
