@@ -14,6 +14,7 @@ Import with PYTHONPATH=<build>/python (or after `cmake --install`) and Debian's 
 another interpreter fails at import with one sentence saying which to use.
 """
 
+import importlib.util as _importlib_util
 import os as _os
 import sys as _sys
 
@@ -32,10 +33,9 @@ try:
     from . import _systolic
 except ImportError:
     _require("its compiled extension _systolic (built for that interpreter's Python version)")
+# Found, not imported: importing pandas costs each sweep worker a third of a second.
 for _module in ("numpy", "pandas"):
-    try:
-        __import__(_module)
-    except ImportError:
+    if _importlib_util.find_spec(_module) is None:
         _require(f"{_module} (Debian package python3-{_module})")
 
 from ._systolic import Config, InputError, Program  # noqa: E402
