@@ -26,6 +26,8 @@ def measure(args):
     with tempfile.TemporaryDirectory() as out:
         rss = pathlib.Path(out) / "rss"
         for _ in range(REPEATS):
+            for old in pathlib.Path(out).glob("*.json"):  # each repeat writes afresh (no "replacing" note)
+                old.unlink()
             t0 = time.perf_counter()
             # GNU time reports the peak resident set of this one run (KiB).
             subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), str(SYSTOLIC), *args,
