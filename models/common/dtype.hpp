@@ -21,10 +21,6 @@ inline constexpr auto kDTypeNames = name_table<DType>(
     {{DType::int8, "int8"}, {DType::fp8_e4m3, "fp8_e4m3"}, {DType::fp8_e5m2, "fp8_e5m2"}, {DType::bf16, "bf16"},
      {DType::fp16, "fp16"}, {DType::fp32, "fp32"}, {DType::int4, "int4"}});
 static_assert(kDTypeNames.size() == kDTypes);
-// kDTypeNames.name(t), for the models/mxu files and tests being reworked in parallel (issue
-// #15); new code uses the table.
-inline std::string_view dtype_name(DType t) { return kDTypeNames.name(t); }
-
 int dtype_bits(DType t);
 // Bytes `elements` values occupy, packed (int4: two per byte), rounded up to whole bytes.
 uint64_t dtype_storage_bytes(DType t, uint64_t elements);

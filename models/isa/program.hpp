@@ -113,15 +113,16 @@ struct Stream {
 };
 
 // What a layer-table entry computes. Traces and reports spell it through one name table
-// (layer_kind_name / parse_layer_kind).
+// (kLayerKindNames).
 enum class LayerKind {
   matmul,      // activations x weights
   attention,   // activations x activations or KV cache
   vector,      // VPU work: m = rows, n = cols, k = 1
   collective,  // ICI communication: m = bytes per chip, k = n = 1, no MACs
 };
-const char* layer_kind_name(LayerKind kind);  // "matmul"
-std::optional<LayerKind> parse_layer_kind(const std::string& name);
+inline constexpr auto kLayerKindNames =
+    name_table<LayerKind>({{LayerKind::matmul, "matmul"}, {LayerKind::attention, "attention"},
+                           {LayerKind::vector, "vector"}, {LayerKind::collective, "collective"}});
 std::string layer_kind_choices();  // "matmul, attention, vector or collective"
 
 struct LayerInfo {

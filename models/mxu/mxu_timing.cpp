@@ -31,10 +31,6 @@ std::optional<MacRate> mac_rate_of(double per_cycle) {
   return fast ? MacRate{v, 1} : MacRate{1, v};
 }
 
-std::string_view convention_name(Convention c) {
-  return kConventionNames.name(c);
-}
-
 uint64_t held_operand_cycles(ArrayShape a, Convention c, uint64_t folds, uint64_t streamed) {
   const uint64_t R = a.rows, C = a.cols, S = streamed, F = folds;
   const uint64_t drain = checked_add(checked_add(S, R), C) - 2;  // last vector enters, crosses R rows, C cols

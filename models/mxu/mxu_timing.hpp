@@ -20,7 +20,6 @@ enum class DataflowKind { ws, os, is };
 
 inline constexpr auto kConventionNames =
     name_table<Convention>({{Convention::tpu, "tpu"}, {Convention::scalesim, "scalesim"}});
-std::string_view convention_name(Convention c);
 
 // How fast one PE multiplies in one type (mxu.rate.<dtype>, docs/mxu.md "MAC rate"): either
 // `products` products a cycle, packed along K (int8 on TPU v5e: 2; the PE holds that many

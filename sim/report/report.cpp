@@ -102,7 +102,7 @@ std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes
     const LayerTimes& t = times[i];
     const uint64_t span = t.last_end > t.first_start ? t.last_end - span_start(times, i) : 0;
     const std::string key =
-        fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, layer_kind_name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype));
+        fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, kLayerKindNames.name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype));
     const auto [it, added] = row_of.emplace(key, rows.size());
     if (added) {
       rows.push_back({l, t, span});
@@ -131,7 +131,7 @@ json layer_json(const ChipConfig& config, const Row& row) {
   const LayerTimes& t = row.t;
   const Folds f = dataflow_of(config.mxu.dataflow).folds(config.mxu.shape(l.dtype), {l.m, l.k, l.n});
   json j = {{"name", l.name},
-            {"kind", layer_kind_name(l.kind)},
+            {"kind", kLayerKindNames.name(l.kind)},
             {"m", l.m},
             {"k", l.k},
             {"n", l.n},

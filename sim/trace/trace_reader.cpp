@@ -186,7 +186,7 @@ class Parser {
     LayerInfo l;
     l.name = f.text("name");
     const std::string kind = f.text("kind");
-    const auto parsed = parse_layer_kind(kind);
+    const auto parsed = kLayerKindNames.parse(kind);
     if (!parsed) fail(fmt::format("key 'kind': expected {}, got '{}'", layer_kind_choices(), kind));
     l.kind = *parsed;
     l.m = f.integer("m", 1);

@@ -47,7 +47,7 @@ std::string write_trace(const Program& program, const ChipConfig& config, int64_
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const LayerInfo& l = program.layers[i];
     out += fmt::format("layer {} name={} kind={} m={} k={} n={} dtype={} repeat={} macs={} source={}\n", i,
-                       quote(l.name), layer_kind_name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype), l.repeat, l.useful_macs,
+                       quote(l.name), kLayerKindNames.name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype), l.repeat, l.useful_macs,
                        quote(l.source));
   }
   out += "\n";

@@ -136,7 +136,7 @@ json instruction_json(const GridViewInstruction& gi) {
           {"k", gi.op.k},
           {"n", gi.op.n},
           {"n_offset", gi.op.n_offset},
-          {"dtype", std::string(dtype_name(gi.op.dtype))},
+          {"dtype", std::string(kDTypeNames.name(gi.op.dtype))},
           {"folds", gi.folds.total()},
           {"row_folds", gi.folds.row_folds},
           {"col_folds", gi.folds.col_folds},

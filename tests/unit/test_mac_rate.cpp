@@ -142,7 +142,7 @@ TEST_CASE("the fast and exact MXU cores time each matmul at its compute type's r
   MatmulOp op{6, 16, 8};
   for (auto [type, want] : {std::pair{DType::int8, 34}, {DType::bf16, 58}, {DType::fp32, 116}}) {
     op.dtype = type;
-    INFO(dtype_name(type));
+    INFO(kDTypeNames.name(type));
     CHECK(fast->execute(op, 7) == static_cast<uint64_t>(want));
     CHECK(exact->execute(op, 7) == static_cast<uint64_t>(want));
   }

@@ -126,6 +126,6 @@ TEST_CASE("cycle counts that do not fit in 64 bits throw", "[mxu][timing]") {
 }
 
 TEST_CASE("convention names", "[mxu][timing]") {
-  CHECK(convention_name(Convention::tpu) == "tpu");
-  CHECK(convention_name(Convention::scalesim) == "scalesim");
+  CHECK(kConventionNames.name(Convention::tpu) == "tpu");
+  CHECK(kConventionNames.name(Convention::scalesim) == "scalesim");
 }

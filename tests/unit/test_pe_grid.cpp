@@ -202,7 +202,7 @@ void check_against_table(DType t, int exp_bits, int man_bits, bool e4m3fn) {
       if (double{round_to(t, -xf)} != -want) ++bad;
     }
   }
-  INFO(dtype_name(t) << ": " << checked << " points");
+  INFO(kDTypeNames.name(t) << ": " << checked << " points");
   CHECK(bad == 0);
 }
 
@@ -349,7 +349,7 @@ TEST_CASE("PeGrid int8: bit-exact against a naive GEMM", "[mxu][pe_grid]") {
       Matrix<int32_t> c;
       PeGrid grid({cs.R, cs.C}, conv);
       const uint64_t cycles = grid.run(a, b, c);
-      INFO(cs.R << "x" << cs.C << " " << convention_name(conv) << " M=" << cs.M << " K=" << cs.K
+      INFO(cs.R << "x" << cs.C << " " << kConventionNames.name(conv) << " M=" << cs.M << " K=" << cs.K
                 << " N=" << cs.N);
       CHECK(cycles == reference_cycles(cs.R, cs.C, conv, cs.M, cs.K, cs.N));
       CHECK(c.rows == cs.M);
@@ -388,7 +388,7 @@ TEST_CASE("PeGrid floats: documented fp32 order and accuracy bound", "[mxu][pe_g
         Matrix<float> c;
         PeGrid grid({cs.R, cs.C}, conv);
         const uint64_t cycles = grid.run(a, b, c);
-        INFO(dtype_name(t) << " " << cs.R << "x" << cs.C << " " << convention_name(conv)
+        INFO(kDTypeNames.name(t) << " " << cs.R << "x" << cs.C << " " << kConventionNames.name(conv)
                            << " M=" << cs.M << " K=" << cs.K << " N=" << cs.N);
         CHECK(cycles == reference_cycles(cs.R, cs.C, conv, cs.M, cs.K, cs.N));
         CHECK(count_outside_bound(a, b, c) == 0);
@@ -458,7 +458,7 @@ TEST_CASE("PeGrid: randomized GEMMs, exact cycles == closed form", "[mxu][pe_gri
           bad = count_mismatches(c, reference_fp32_order(a, b, s.rows));
         }
         if (got != want || bad != 0) {
-          UNSCOPED_INFO(s.rows << "x" << s.cols << " " << convention_name(conv) << " M=" << M
+          UNSCOPED_INFO(s.rows << "x" << s.cols << " " << kConventionNames.name(conv) << " M=" << M
                                << " K=" << K << " N=" << N << ": cycles " << got << " want "
                                << want << ", " << bad << " wrong values");
         }

@@ -109,9 +109,9 @@ TEST_CASE("bad traces name the line and what was expected", "[trace]") {
 
 TEST_CASE("every layer kind is spelled by one table, read back by the same table", "[trace]") {
   for (LayerKind k : {LayerKind::matmul, LayerKind::attention, LayerKind::vector, LayerKind::collective})
-    CHECK(parse_layer_kind(layer_kind_name(k)) == k);
-  CHECK(std::string(layer_kind_name(LayerKind::collective)) == "collective");
-  CHECK_FALSE(parse_layer_kind("Matmul").has_value());
+    CHECK(kLayerKindNames.parse(kLayerKindNames.name(k)) == k);
+  CHECK(std::string(kLayerKindNames.name(LayerKind::collective)) == "collective");
+  CHECK_FALSE(kLayerKindNames.parse("Matmul").has_value());
 }
 
 TEST_CASE("FNV-1a 64 matches the published test vectors", "[trace]") {
