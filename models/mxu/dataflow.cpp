@@ -5,18 +5,6 @@
 #include <string>
 
 namespace systolic {
-namespace {
-// Construct-on-first-use: registrations run from other files' static initialisers.
-std::vector<std::unique_ptr<Dataflow>>& owned() {
-  static std::vector<std::unique_ptr<Dataflow>> all;
-  return all;
-}
-std::vector<const Dataflow*>& sorted() {
-  static std::vector<const Dataflow*> all;
-  return all;
-}
-}  // namespace
-
 int64_t dim_of(MatmulShape s, GemmDim d) {
   switch (d) {
     case GemmDim::m: return s.m;
@@ -37,6 +25,26 @@ Folds Dataflow::folds(ArrayShape a, MatmulShape s) const {
 
 uint64_t Dataflow::cycles(ArrayShape a, Convention c, MatmulShape s) const {
   return checked_mul(step_cycles(a, c, s), static_cast<uint64_t>(a.rate.cycles));
+}
+
+uint64_t Dataflow::held_operand_step_cycles(ArrayShape a, Convention c, MatmulShape s) const {
+  const Folds f = folds(a, s);
+  return held_operand_cycles(a, c, checked_mul(f.row_folds, f.col_folds), dim_of(s, mapping().streamed));
+}
+
+OperandTraffic Dataflow::traffic(ArrayShape a, MatmulShape s) const {
+  const Folds f = folds(a, s);
+  const DataflowMapping map = mapping();
+  // Passes over an operand indexed by x and y: the folds of the mapped dimension it lacks.
+  const auto passes = [&](GemmDim x, GemmDim y) -> uint64_t {
+    if (map.rows != x && map.rows != y) return f.row_folds;
+    if (map.cols != x && map.cols != y) return f.col_folds;
+    return 1;
+  };
+  const uint64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
+  const uint64_t output_passes = passes(GemmDim::m, GemmDim::n);
+  return {mk * passes(GemmDim::m, GemmDim::k), kn * passes(GemmDim::k, GemmDim::n), mn * (output_passes - 1),
+          mn * output_passes};
 }
 
 namespace {
@@ -61,35 +69,24 @@ uint64_t run_stretched(ArrayShape a, GridObserver* observer, const std::function
   return checked_mul(run(&stretched), stretch);
 }
 
-DataflowRegistration::DataflowRegistration(std::unique_ptr<Dataflow> dataflow) {
-  auto& all = sorted();
-  for (const Dataflow* d : all)
-    if (d->kind() == dataflow->kind() || d->name() == dataflow->name())
-      throw std::logic_error("dataflow '" + std::string(dataflow->name()) + "' registered twice");
-  all.push_back(dataflow.get());
-  owned().push_back(std::move(dataflow));
-  std::sort(all.begin(), all.end(), [](const Dataflow* x, const Dataflow* y) { return x->kind() < y->kind(); });
+std::vector<const Dataflow*> dataflows() {
+  std::vector<const Dataflow*> out;
+  for (const auto& e : Registry<Dataflow>::instance().entries()) out.push_back(e.impl.get());
+  return out;
 }
 
-const std::vector<const Dataflow*>& dataflows() { return sorted(); }
-
 const Dataflow& dataflow_of(DataflowKind kind) {
-  for (const Dataflow* d : sorted())
-    if (d->kind() == kind) return *d;
+  for (const auto& e : Registry<Dataflow>::instance().entries())
+    if (e.impl->kind() == kind) return *e.impl;
   throw std::logic_error("dataflow " + std::to_string(static_cast<int>(kind)) +
                          " is not registered (is the core library linked whole-archive?)");
 }
 
 const Dataflow* find_dataflow(std::string_view name) {
-  for (const Dataflow* d : sorted())
-    if (d->name() == name) return d;
-  return nullptr;
+  const auto* e = Registry<Dataflow>::instance().find(name);
+  return e ? e->impl.get() : nullptr;
 }
 
-std::string dataflow_choices() {
-  std::string out;
-  for (const Dataflow* d : sorted()) out += (out.empty() ? "" : ", ") + std::string(d->name());
-  return out;
-}
+std::string dataflow_choices() { return Registry<Dataflow>::instance().choices(); }
 
 }  // namespace systolic

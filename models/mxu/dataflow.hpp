@@ -2,7 +2,8 @@
 // How a GEMM [M,K] x [K,N] is laid onto an R x C systolic array: which operand stays in the
 // PEs, which dimensions map onto rows and columns, and which one streams through. One
 // implementation per dataflow lives in models/mxu/dataflow/<name>.cpp and registers itself
-// (DataflowRegistration); everything else reaches them through dataflow_of() / dataflows().
+// (Registration<Dataflow>, models/common/registry.hpp); everything else reaches them through
+// dataflow_of() / dataflows().
 // docs/mxu.md derives each one's cycles, folds and SRAM reads.
 //
 //   ws  weight-stationary  rows <- K, cols <- N, M streams   (B held, A streamed)
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/common/registry.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
 
@@ -67,7 +69,10 @@ class Dataflow {
   // steps of the pipeline times a.rate.cycles. Throws std::overflow_error when the count does
   // not fit in 64 bits.
   uint64_t cycles(ArrayShape a, Convention c, MatmulShape s) const;
-  virtual OperandTraffic traffic(ArrayShape a, MatmulShape s) const = 0;
+  // One rule for every dataflow: an operand (and the output) passes once per fold of the
+  // mapped dimension it does not index, so the held operand is read once; the output is
+  // written once per pass and read back on every pass but the first (docs/mxu.md, "Traffic").
+  OperandTraffic traffic(ArrayShape a, MatmulShape s) const;
 
   // The `exact` model: C (M x N) = A (M x K) * B (K x N) stepped cycle by cycle on the PE
   // grid; returns the cycle count, which equals cycles().
@@ -79,6 +84,9 @@ class Dataflow {
  protected:
   // The closed form of a pipeline that steps every cycle (a.rate.cycles is applied by cycles()).
   virtual uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const = 0;
+  // step_cycles of a dataflow that holds an operand (ws, is): held_operand_cycles over all
+  // folds, the streamed dimension flowing through each.
+  uint64_t held_operand_step_cycles(ArrayShape a, Convention c, MatmulShape s) const;
 
  private:
   DataflowInfo info_;
@@ -104,15 +112,16 @@ class GridDataflow : public Dataflow {
 };
 
 // Every registered dataflow, in DataflowKind order (independent of static-initialiser order).
-const std::vector<const Dataflow*>& dataflows();
+std::vector<const Dataflow*> dataflows();
 const Dataflow& dataflow_of(DataflowKind kind);
 const Dataflow* find_dataflow(std::string_view name);  // nullptr when unknown
 std::string dataflow_choices();                         // "ws, os, is"
 
-// A file-scope `const DataflowRegistration r{std::make_unique<X>()};` registers X. Nothing
-// references these objects, so the core library is linked whole-archive (CMakeLists.txt).
-struct DataflowRegistration {
-  explicit DataflowRegistration(std::unique_ptr<Dataflow> dataflow);
-};
+// The registry entry of dataflow `d`: its name and description, ranked by its kind.
+template <class D>
+Registry<Dataflow>::Entry dataflow_entry(D d) {
+  return {std::string(d.name()), static_cast<int>(d.kind()), std::string(d.description()),
+          std::make_shared<const D>(std::move(d))};
+}
 
 }  // namespace systolic

@@ -10,8 +10,11 @@
 #include "models/common/error.hpp"
 #include "models/common/names.hpp"
 #include "models/hbm/dram_standard.hpp"
+#include "models/mxu/dataflow.hpp"
 #include "sim/compile/collective_algorithm.hpp"
 #include "sim/packing/bin_packer.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/scheduler.hpp"
 #include "sim/workload/reader.hpp"
 
 using namespace systolic;
@@ -48,6 +51,15 @@ TEST_CASE("Every implementation file registers itself once", "[registry]") {
   check_registry<compile_detail::CollectiveAlgorithm>("sim/compile/collectives", "tors", "torus");
   check_registry<DramStandard>("models/hbm/standards", "hbm3", "hbm2");
   check_registry<WorkloadReader>("sim/workload/readers", "scalesin", "scalesim");
+  check_registry<Dataflow>("models/mxu/dataflow", "wss", "ws");
+  check_registry<serving::Scheduler>("sim/serving/schedulers", "continous", "continuous");
+  check_registry<serving::Router>("sim/serving/routers", "round-robbin", "round-robin");
+}
+
+TEST_CASE("Registries list their implementations in rank order", "[registry]") {
+  CHECK(dataflow_choices() == "ws, os, is");
+  CHECK(serving::schedulers().choices() == "static, continuous, chunked, disaggregated, dynamic");
+  CHECK(serving::routers().choices() == "round-robin, least-loaded");
 }
 
 TEST_CASE("A registry lists by rank, then name, and refuses a name twice", "[registry]") {

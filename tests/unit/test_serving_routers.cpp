@@ -3,7 +3,6 @@
 // and N replicas conserving every request, token and picojoule of the N separate replays.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 
 #include "serving_helpers.hpp"
 #include "sim/serving/arrivals.hpp"
@@ -28,15 +27,6 @@ TEST_CASE("serving routers: least-loaded sends a request where the fewest tokens
   // t=0: -> 0 (owed 10, 0). t=1: 0 owes 2.5, 1 owes 0 -> 1. t=2: 0 owes 0, 1 owes 2.5 -> 0.
   CHECK(r.route(testing::request_log({{0, 9, 1}, {1, 9, 1}, {2, 9, 1}}).requests, 2) ==
         std::vector<int64_t>{0, 1, 0});
-}
-
-TEST_CASE("serving routers: the registry holds one router per file of sim/serving/routers", "[serving]") {
-  int64_t files = 0;
-  for (const auto& f :
-       std::filesystem::directory_iterator(std::string(SYSTOLIC_SOURCE_DIR) + "/sim/serving/routers"))
-    files += f.path().extension() == ".cpp";
-  CHECK(static_cast<int64_t>(routers().entries().size()) == files);
-  CHECK(routers().choices() == "round-robin, least-loaded");
 }
 
 TEST_CASE("serving replicas: N replicas are the N replays of their shares, merged", "[serving]") {

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <filesystem>
 
 #include "serving_helpers.hpp"
 #include "sim/serving/metrics.hpp"
@@ -238,12 +237,3 @@ TEST_CASE("serving: the KV budget limits how many requests decode at once", "[se
   CHECK(r.records[1].start_s == r.records[0].start_s);
 }
 
-TEST_CASE("serving: the scheduler registry holds one scheduler per file of sim/serving/schedulers",
-          "[serving]") {
-  int64_t files = 0;
-  for (const auto& f :
-       std::filesystem::directory_iterator(std::string(SYSTOLIC_SOURCE_DIR) + "/sim/serving/schedulers"))
-    files += f.path().extension() == ".cpp";
-  CHECK(static_cast<int64_t>(schedulers().entries().size()) == files);
-  CHECK(schedulers().choices() == "static, continuous, chunked, disaggregated, dynamic");
-}

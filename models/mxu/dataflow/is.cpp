@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "models/mxu/dataflow.hpp"
-#include "models/mxu/dataflow/grid_common.hpp"
+#include "models/mxu/grid_common.hpp"
 
 namespace systolic {
 namespace {
@@ -40,15 +40,7 @@ class InputStationary : public GridDataflow<InputStationary> {
                      {GemmDim::k, GemmDim::m, GemmDim::n}}) {}
 
   uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return held_operand_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds), s.n);
-  }
-
-  // A read once into the array; B once per column fold (every M slice streams all of B's K
-  // slice); partial sums read back and written once per row fold (K), as for ws.
-  OperandTraffic traffic(ArrayShape a, MatmulShape s) const override {
-    const Folds f = folds(a, s);
-    const uint64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
-    return {mk, kn * f.col_folds, mn * (f.row_folds - 1), mn * f.row_folds};
+    return held_operand_step_cycles(a, c, s);
   }
 
   template <class In, class Out>
@@ -58,7 +50,7 @@ class InputStationary : public GridDataflow<InputStationary> {
   }
 };
 
-const DataflowRegistration kRegistration{std::make_unique<InputStationary>()};
+const Registration<Dataflow> registration{dataflow_entry(InputStationary{})};
 
 }  // namespace
 }  // namespace systolic

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "models/mxu/dataflow.hpp"
-#include "models/mxu/dataflow/grid_common.hpp"
+#include "models/mxu/grid_common.hpp"
 
 namespace systolic {
 namespace {
@@ -194,14 +194,6 @@ class OutputStationary : public GridDataflow<OutputStationary> {
                                   ceil_div(s.k, a.rate.products));
   }
 
-  // A streams once per column fold, B once per row fold (systolic_compute_os.py's ifmap_reads
-  // and filter_reads); each output is written once and never read back.
-  OperandTraffic traffic(ArrayShape a, MatmulShape s) const override {
-    const Folds f = folds(a, s);
-    const uint64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
-    return {mk * f.col_folds, kn * f.row_folds, 0, mn};
-  }
-
   template <class In, class Out>
   static uint64_t step_grid(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In>& B, Matrix<Out>& C,
                             GridObserver* observer) {
@@ -209,7 +201,7 @@ class OutputStationary : public GridDataflow<OutputStationary> {
   }
 };
 
-const DataflowRegistration kRegistration{std::make_unique<OutputStationary>()};
+const Registration<Dataflow> registration{dataflow_entry(OutputStationary{})};
 
 }  // namespace
 }  // namespace systolic

@@ -48,11 +48,10 @@
 #include <string>
 
 #include "models/mxu/dataflow.hpp"
-#include "models/mxu/dataflow/grid_common.hpp"
+#include "models/mxu/grid_common.hpp"
 
 namespace systolic {
 namespace {
-
 
 // Per-fold run-time state, kept only while the fold is loading, streaming or draining.
 struct FoldState {
@@ -344,16 +343,7 @@ class WeightStationary : public GridDataflow<WeightStationary> {
                      {GemmDim::k, GemmDim::n, GemmDim::m}}) {}
 
   uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return held_operand_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds), s.m);
-  }
-
-  // B read once into the array; A once per column fold (each streams all M rows of its K
-  // slice); partial sums read back and written once per row fold (systolic_compute_ws.py
-  // counts ifmap and filter reads the same way).
-  OperandTraffic traffic(ArrayShape a, MatmulShape s) const override {
-    const Folds f = folds(a, s);
-    const uint64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
-    return {mk * f.col_folds, kn, mn * (f.row_folds - 1), mn * f.row_folds};
+    return held_operand_step_cycles(a, c, s);
   }
 
   template <class In, class Out>
@@ -363,7 +353,7 @@ class WeightStationary : public GridDataflow<WeightStationary> {
   }
 };
 
-const DataflowRegistration kRegistration{std::make_unique<WeightStationary>()};
+const Registration<Dataflow> registration{dataflow_entry(WeightStationary{})};
 
 }  // namespace
 }  // namespace systolic

@@ -1,4 +1,4 @@
-#include "models/mxu/dataflow/grid_common.hpp"
+#include "models/mxu/grid_common.hpp"
 
 #include <stdexcept>
 #include <string>
