@@ -24,7 +24,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def run(systolic, config, workload, y, link_gbps, outdir, ideal_memory):
     cmd = [systolic, "run", "-q", "-c", config, "-w", workload, "-o", outdir,
            "--set", f"memory.ideal={'true' if ideal_memory else 'false'}",
-           "--set", "ici.topology=ring", "--set", f"ici.dims={y}", "--set", "ici.ports=2",
+           # A ring of Y chips (wrapped: the closed form is a ring's, not a line's).
+           "--set", "ici.topology=ring", "--set", f"ici.dims={y}", "--set", "ici.wraparound=true",
+           "--set", "ici.ports=2",
            "--set", "ici.algorithm=bidir_ring", "--set", f"ici.link_gbps={link_gbps}"]
     subprocess.run(cmd, check=True, env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
     with open(os.path.join(outdir, "report.json")) as f:

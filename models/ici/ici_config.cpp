@@ -8,6 +8,10 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return dims.empty() ? std::string("1") : fmt::format("{}", fmt::join(dims, "x"));
 }
 
+Topology IciConfig::build_topology() const {
+  return Topology(dims, wraparound ? Topology::Wrap::torus : Topology::Wrap::mesh);
+}
+
 int64_t IciConfig::chips() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

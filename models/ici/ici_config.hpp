@@ -10,6 +10,7 @@
 
 #include "models/common/config_issue.hpp"
 #include "models/common/names.hpp"
+#include "models/ici/topology.hpp"
 
 namespace systolic {
 
@@ -21,6 +22,9 @@ inline constexpr auto kIciTopologyNames =
 struct IciConfig {
   IciTopologyKind topology = IciTopologyKind::none;  // none: a single chip, no ICI engine
   std::vector<int64_t> dims;        // chips along each dimension (ring: 1 entry, torus3d: 3)
+  // false: a mesh, no wraparound links (a ring becomes a line); real v5e slices shorter than
+  // 16 chips on an axis have none (configs/tpu-v5e-8.yaml).
+  bool wraparound = true;
   double link_gbps = 45.0;          // GB/s per link per direction
   double link_latency_ns = 1000.0;  // per hop: wire, SerDes and router
   int64_t ports = 4;                // ICI ports per chip; the topology needs 2 per wrapped dim
@@ -29,6 +33,8 @@ struct IciConfig {
   // bidir_ring, torus); the config key checks the name and what the algorithm supports.
   std::string algorithm = "bidir_ring";
 
+  // The wiring these keys describe: dims, wrapped or not.
+  Topology build_topology() const;
   // Chips in the system: the product of dims (1 without a topology).
   int64_t chips() const;
   // Dimensions the topology kind needs: ring 1, torus2d 2, torus3d 3, none 0.

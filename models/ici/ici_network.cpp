@@ -14,7 +14,7 @@ const IciConfig& checked(const IciConfig& c) {
 
 IciNetwork::IciNetwork(const IciConfig& config, double core_clock_mhz)
     : config_(checked(config)),
-      topology_(config_.dims),
+      topology_(config_.build_topology()),
       ps_per_ns_(core_clock_mhz),
       ps_per_byte_(core_clock_mhz / config_.link_gbps),  // ps per ns / bytes per ns
       latency_ps_(static_cast<uint64_t>(std::llround(config_.link_latency_ns * core_clock_mhz))),

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <stdexcept>
 
 namespace systolic {
 
-Topology::Topology(std::vector<int64_t> dims) : dims_(std::move(dims)) {
+Topology::Topology(std::vector<int64_t> dims, Wrap wrap) : dims_(std::move(dims)), wrap_(wrap) {
   int64_t n = 1;
   for (int64_t d : dims_) {
     if (d < 1) throw std::invalid_argument("topology: every dimension needs at least one chip");
@@ -36,11 +37,17 @@ int Topology::neighbor(int chip, size_t dim, int dir) const {
 
 int Topology::link(int chip, size_t dim, int dir) const {
   if (dims_[dim] < 2) return -1;
+  if (!wraps()) {
+    const int64_t at = coords(chip)[dim];
+    if ((dir > 0 && at == dims_[dim] - 1) || (dir < 0 && at == 0)) return -1;  // off the edge
+  }
   return (chip * static_cast<int>(dims_.size()) + static_cast<int>(dim)) * 2 + (dir > 0 ? 0 : 1);
 }
 
 bool Topology::link_exists(int link) const {
-  return link >= 0 && link < link_count() && dims_[static_cast<size_t>(link / 2) % dims_.size()] > 1;
+  if (link < 0 || link >= link_count()) return false;
+  const size_t dim = static_cast<size_t>(link / 2) % dims_.size();
+  return this->link(link_source(link), dim, link % 2 ? -1 : +1) == link;
 }
 
 int Topology::link_source(int link) const { return link / 2 / static_cast<int>(dims_.size()); }
@@ -65,7 +72,10 @@ std::vector<int> Topology::route(int from, int to, int tie) const {
     const int64_t ahead = ((goal[d] - at[d]) % k + k) % k;  // hops going +
     if (ahead == 0) continue;
     const int64_t behind = k - ahead;
-    const int dir = ahead < behind ? +1 : ahead > behind ? -1 : (tie >= 0 ? +1 : -1);
+    const int dir = !wraps() ? (goal[d] > at[d] ? +1 : -1)
+                    : ahead < behind ? +1
+                    : ahead > behind ? -1
+                                     : (tie >= 0 ? +1 : -1);
     for (int64_t h = 0, hops = dir > 0 ? ahead : behind; h < hops; ++h) {
       const int chip = chip_at(at);
       links.push_back(link(chip, d, dir));
@@ -76,13 +86,22 @@ std::vector<int> Topology::route(int from, int to, int tie) const {
 }
 
 std::vector<int> Topology::ring_order() const {
-  // Snake: dimension 0 back and forth, stepping dimension 1 at each end, and so on up.
+  if (!wraps())
+    if (auto cycle = mesh_cycle()) return *cycle;
+  return snake(dims_.size());
+}
+
+std::vector<int> Topology::snake(size_t skip) const {
+  // Dimension 0 back and forth, stepping dimension 1 at each end, and so on up; dimension
+  // `skip` (if any) stays at 0.
   std::vector<int> order;
   std::vector<int64_t> c(dims_.size(), 0);
   std::vector<int> dir(dims_.size(), +1);
-  for (int i = 0; i < chips_; ++i) {
+  const int64_t count = skip < dims_.size() ? chips_ / dims_[skip] : chips_;
+  for (int64_t i = 0; i < count; ++i) {
     order.push_back(chip_at(c));
     for (size_t d = 0; d < dims_.size(); ++d) {
+      if (d == skip) continue;
       const int64_t next = c[d] + dir[d];
       if (next >= 0 && next < dims_[d]) {
         c[d] = next;
@@ -92,6 +111,30 @@ std::vector<int> Topology::ring_order() const {
     }
   }
   return order;
+}
+
+std::optional<std::vector<int>> Topology::mesh_cycle() const {
+  // A comb: pick a dimension A of at least 2 chips whose complement holds an even number of
+  // chips; walk the complement's snake P (one hop per step), sweeping A from 1 up and down
+  // at each point of P, so the walk ends at A = 1 on P's last point (P has even length);
+  // then come back along A = 0 through P reversed to the start. Every step is one hop. A
+  // mesh whose every dimension is odd has no such cycle (a bipartite graph on an odd number
+  // of chips), nor does a line longer than 2.
+  for (size_t a = 0; a < dims_.size(); ++a) {
+    const int64_t across = dims_[a], rest = chips_ / dims_[a];
+    if (across < 2 || rest % 2 != 0) continue;
+    const std::vector<int> path = snake(a);
+    std::vector<int> cycle;
+    for (size_t j = 0; j < path.size(); ++j)
+      for (int64_t i = 1; i < across; ++i) {
+        auto c = coords(path[j]);
+        c[a] = j % 2 == 0 ? i : across - i;
+        cycle.push_back(chip_at(c));
+      }
+    for (size_t j = path.size(); j-- > 0;) cycle.push_back(path[j]);
+    return cycle;
+  }
+  return std::nullopt;
 }
 
 std::vector<int> Topology::line(int chip, size_t dim) const {

@@ -184,7 +184,7 @@ Producer emit_collective(CollectiveTarget& t, const CollectiveWork& c, const Pro
     throw InputError(fmt::format("{}: collective '{}' needs a multi-chip system, but ici.topology is none "
                                  "(e.g. --set ici.topology=ring --set ici.dims=4)",
                                  c.source, c.name));
-  const Topology topo(ici.dims);
+  const Topology topo = ici.build_topology();
   const int layer = static_cast<int>(t.program.layers.size());
   t.program.layers.push_back({c.name, static_cast<int64_t>(c.bytes), 1, 1, c.dtype, c.repeat, 0, c.source, LayerKind::collective});
   if (!c.send_bytes.empty() && c.send_bytes.size() != static_cast<size_t>(topo.chips()))

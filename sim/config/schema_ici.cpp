@@ -30,12 +30,15 @@ std::vector<ConfigKey> ici_keys() {
   using namespace config_values;
   std::vector<ConfigKey> k;
   k.push_back(enum_key("ici.topology", [](auto& c) -> auto& { return c.ici.topology; }, kIciTopologyNames,
-      "How the chips are wired; none: a single chip. Every dimension wraps around."));
+      "How the chips are wired; none: a single chip. ici.wraparound says whether dimensions wrap."));
   ConfigKey dims{"ici.dims", "chips per dimension joined by 'x' (8, 2x4, 4x4x4)", "chips",
                  "Chips along each dimension; their product is the system's chip count.",
                  [](ChipConfig& c, const YAML::Node& n) { c.ici.dims = parse_dims(scalar_text(n)); },
                  [](const ChipConfig& c) { return nlohmann::ordered_json(dims_text(c.ici.dims)); }};
   k.push_back(dims);
+  k.push_back(bool_key("ici.wraparound", [](auto& c) -> auto& { return c.ici.wraparound; },
+                       "true: every dimension wraps around (a torus, a ring); false: a mesh, no link from "
+                       "one edge to the other (a line instead of a ring)."));
   k.push_back(number_key("ici.link_gbps", [](auto& c) -> auto& { return c.ici.link_gbps; }, 0.0, 1e6, "GB/s",
                          "Bandwidth of one link in one direction."));
   k.push_back(number_key("ici.link_latency_ns", [](auto& c) -> auto& { return c.ici.link_latency_ns; }, 0.0, 1e9,

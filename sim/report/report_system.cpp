@@ -47,6 +47,7 @@ json system_json(const ChipConfig& config, size_t chips) {
   return {{"chips", chips},
           {"topology", kIciTopologyNames.name(config.ici.topology)},
           {"dims", dims_text(config.ici.dims)},
+          {"wraparound", config.ici.wraparound},
           {"link_gbps", config.ici.link_gbps},
           {"link_latency_ns", config.ici.link_latency_ns},
           {"algorithm", config.ici.algorithm}};
@@ -212,9 +213,10 @@ namespace {
 std::string format_system_summary(const nlohmann::ordered_json& r) {
   const auto& s = r["system"];
   const auto& t = r["totals"];
-  std::string out = fmt::format("{} | {} chips, {} {} | {} GB/s links, {} | workload {}\n",
+  std::string out = fmt::format("{} | {} chips, {} {}{} | {} GB/s links, {} | workload {}\n",
                                 r["config"]["name"].get<std::string>(), s["chips"].get<size_t>(),
                                 s["topology"].get<std::string>(), s["dims"].get<std::string>(),
+                                s["wraparound"].get<bool>() ? "" : " mesh (no wraparound)",
                                 s["link_gbps"].get<double>(), s["algorithm"].get<std::string>(),
                                 r["workload"]["name"].get<std::string>());
   out += memory_timing_line(r["config"]);

@@ -65,13 +65,16 @@ def torus_2x4_all_reduce_seconds(s, gbps, lat_ns):
     return 2 * step(s / 4) + 2 * 3 * step(s / 16)
 
 
-@pytest.mark.parametrize("layout", ["ring", "bidir_ring", "torus2d"])
+@pytest.mark.parametrize("layout", ["ring", "bidir_ring", "torus2d", "mesh2x4"])
 def test_all_reduce_takes_the_closed_form_time_and_moves_2_n_minus_1_over_n_s_per_chip(
         systolic_bin, tmp_path, layout):
-    if layout == "torus2d":
+    if layout == "mesh2x4":  # the preset as shipped: bidir_ring over the mesh's 8-chip cycle
         cfg_path, cfg = V5E, yaml.safe_load(V5E.read_text())
+    elif layout == "torus2d":
+        cfg_path, cfg = preset_with(tmp_path, "torus.yaml", wraparound="true", algorithm="torus")
     else:
-        cfg_path, cfg = preset_with(tmp_path, "ring.yaml", topology="ring", dims=8, algorithm=layout)
+        cfg_path, cfg = preset_with(tmp_path, "ring.yaml", topology="ring", dims=8, wraparound="true",
+                                    algorithm=layout)
     ici = cfg["ici"]
     dims = [int(d) for d in str(ici["dims"]).split("x")]
     n = 1
@@ -84,7 +87,8 @@ def test_all_reduce_takes_the_closed_form_time_and_moves_2_n_minus_1_over_n_s_pe
     r = run_report("-c", cfg_path, "-w", wl, outdir=tmp_path / "out")
 
     assert r["system"] == {"chips": n, "topology": ici["topology"], "dims": str(ici["dims"]),
-                           "link_gbps": gbps, "link_latency_ns": lat, "algorithm": ici["algorithm"]}
+                           "wraparound": ici["wraparound"], "link_gbps": gbps, "link_latency_ns": lat,
+                           "algorithm": ici["algorithm"]}
     if layout == "torus2d":
         formula = torus_2x4_all_reduce_seconds(S, gbps, lat)
     else:
@@ -106,13 +110,18 @@ def test_all_reduce_takes_the_closed_form_time_and_moves_2_n_minus_1_over_n_s_pe
     assert [ch["ici_bytes_sent"] for ch in r["chips"]] == [per_chip] * n
     assert t["ici_bytes_sent"] == n * per_chip
     assert sum(l["bytes"] for l in r["links"]) == t["ici_link_bytes"] == n * per_chip
-    assert len(r["links"]) == n * 2 * sum(1 for d in dims if d > 1)
+    if ici["wraparound"]:
+        assert len(r["links"]) == n * 2 * sum(1 for d in dims if d > 1)
+    else:  # a 2x4 mesh: 2 (k - 1) links per line of k, 4 lines of 2 and 2 lines of 4
+        assert len(r["links"]) == 4 * 2 * 1 + 2 * 2 * 3
     if layout == "ring":
         # One way round: the "+" link out of every chip carries all of it.
         for l in r["links"]:
             assert l["bytes"] == (per_chip if l["name"].endswith("+") else 0), l
     elif layout == "bidir_ring":
         assert {l["bytes"] for l in r["links"]} == {per_chip // 2}
+    elif layout == "mesh2x4":  # the cycle's 8 links each way carry half each; the 4 others idle
+        assert sorted(l["bytes"] for l in r["links"]) == [0] * 4 + [per_chip // 2] * 16
     for l in r["links"]:
         assert 0 <= l["utilization"] <= 1
     # ICI energy: energy.ici_pj_per_byte (10 pJ by default, docs/energy.md) per link-byte,
@@ -178,13 +187,14 @@ def test_tp8_splits_every_mac_once_and_moves_the_megatron_collectives(systolic_b
                 ("layer.ffn_down.reduce_scatter", "reduce_scatter", act, layers),
                 ("head.final_norm.all_gather", "all_gather", D * 2, 1)]
     assert [(c["name"], c["kind"], c["bytes"]) for c in tp["collectives"]] == [e[:3] for e in expected]
+    algorithm = yaml.safe_load(V5E.read_text())["ici"]["algorithm"]
     for c in tp["collectives"]:
-        assert c["algorithm"] == "torus"
+        assert c["algorithm"] == algorithm
     for chip in tp["chips"]:
         repeats = {l["name"]: l["repeat"] for l in chip["layers"] if l["kind"] == "collective"}
         assert repeats == {e[0]: e[3] for e in expected}
     # Every chip sends (N-1)/N of each all-gather's and reduce-scatter's bytes, each message
-    # one hop (the torus algorithm only talks to neighbours).
+    # one hop (bidir_ring around the mesh's comb only talks to neighbours).
     sent = sum((n - 1) * b // n * rep for _, _, b, rep in expected)
     assert [c["ici_bytes_sent"] for c in tp["chips"]] == [sent] * n
     t = tp["totals"]
@@ -200,20 +210,26 @@ def test_tp8_splits_every_mac_once_and_moves_the_megatron_collectives(systolic_b
     assert t["comm_cycles"] < t["cycles"]
 
 
-def test_tp8_collective_times_match_the_torus_formula(systolic_bin, tmp_path):
-    # One layer: each collective runs once. On the 2x4 torus an all-gather of S (each chip
-    # contributing S/8) goes along y (4 chips, 3 steps of S/16 each way) then x (one step of
-    # S/4 each way); a reduce-scatter retraces it, plus its VPU additions.
-    # The formula times the links alone: ideal memory. With the real memory system every message
-    # is also read from one HBM and written to another, never faster.
+@pytest.mark.parametrize("wiring", ["mesh", "torus"])
+def test_tp8_collective_times_match_the_closed_forms(systolic_bin, tmp_path, wiring):
+    # One layer: each collective runs once, half an all-reduce. On the preset's 2x4 mesh,
+    # bidir_ring goes around the comb: 7 steps of S/16 each way. On the 2x4 as a torus with the
+    # torus algorithm, an all-gather of S (each chip contributing S/8) goes along y (4 chips,
+    # 3 steps of S/16 each way) then x (one step of S/4 each way); a reduce-scatter retraces
+    # it, plus its VPU additions. The formulas time the links alone: ideal memory. With the
+    # real memory system every message is also read from one HBM and written to another,
+    # never faster.
     model = model_with(tmp_path, "llama2-70b.yaml", layers=1)
-    r = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, "--set", "memory.ideal=true",
+    what_if = ["--set", "ici.wraparound=true", "--set", "ici.algorithm=torus"] if wiring == "torus" else []
+    r = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, "--set", "memory.ideal=true", *what_if,
                    outdir=tmp_path / "o")
-    real = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, outdir=tmp_path / "r")
+    real = run_report("-c", V5E, "-w", model, "--bucket", f"1x{T}", "--tp", 8, *what_if, outdir=tmp_path / "r")
     cfg = yaml.safe_load(V5E.read_text())
     gbps, lat = cfg["ici"]["link_gbps"], cfg["ici"]["link_latency_ns"]
     for c, c_real in zip(r["collectives"], real["collectives"]):
-        formula = cycles_of(torus_2x4_all_reduce_seconds(c["bytes"], gbps, lat) / 2, cfg)
+        all_reduce = (torus_2x4_all_reduce_seconds(c["bytes"], gbps, lat) if wiring == "torus"
+                      else ring_all_reduce_seconds(8, c["bytes"], gbps, lat, 2))
+        formula = cycles_of(all_reduce / 2, cfg)
         assert formula <= c["cycles"] <= 1.05 * formula, c
         assert c_real["name"] == c["name"] and c_real["cycles"] >= c["cycles"]
 

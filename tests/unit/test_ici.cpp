@@ -83,6 +83,37 @@ TEST_CASE("Torus coordinates, dimension-order routes and the snake ring", "[ici]
   }
 }
 
+TEST_CASE("A mesh has no wraparound links, routes straight, and closes its ring with single hops", "[ici]") {
+  using Wrap = Topology::Wrap;
+  const Topology line({4}, Wrap::mesh);
+  CHECK(line.link(3, 0, +1) == -1);
+  CHECK(line.link(0, 0, -1) == -1);
+  CHECK(line.route(3, 0).size() == 3);  // straight back, no wrap link
+  CHECK(line.link_name(line.route(3, 0)[0]) == "chip3.x-");
+  CHECK(line.route(0, 2, -1).size() == 2);  // the tie has no say: one way only
+  // Links: 2 (k - 1) per line of k chips, per dimension.
+  for (const auto& [dims, links] : std::vector<std::pair<std::vector<int64_t>, int>>{
+           {{4}, 6}, {{2, 4}, 2 * 4 + 2 * 3 * 2}, {{4, 4, 4}, 3 * 2 * 3 * 16}}) {
+    const Topology t(dims, Wrap::mesh);
+    int n = 0;
+    for (int l = 0; l < t.link_count(); ++l) n += t.link_exists(l);
+    CHECK(n == links);
+  }
+  // A cycle of single hops exists when the chip count is even (a comb), not on a line of 4
+  // or a 3x3 (odd: bipartite), where the snake's closing step crosses several hops.
+  for (const auto& dims : std::vector<std::vector<int64_t>>{{2}, {2, 4}, {4, 4}, {3, 4}, {4, 3}, {2, 2, 2}, {4, 4, 4}, {3, 3, 2}}) {
+    const Topology t(dims, Wrap::mesh);
+    const auto order = t.ring_order();
+    INFO(dims_text(dims));
+    CHECK(std::set<int>(order.begin(), order.end()).size() == static_cast<size_t>(t.chips()));
+    for (size_t i = 0; i < order.size(); ++i) CHECK(t.route(order[i], order[(i + 1) % order.size()]).size() == 1);
+  }
+  for (const auto& [dims, closing] : std::vector<std::pair<std::vector<int64_t>, size_t>>{{{4}, 3}, {{3, 3}, 4}}) {
+    const auto order = Topology(dims, Wrap::mesh).ring_order();
+    CHECK(Topology(dims, Wrap::mesh).route(order.back(), order.front()).size() == closing);
+  }
+}
+
 TEST_CASE("A message takes bytes / bandwidth + hops x latency; two flows on one link share it", "[ici]") {
   IciConfig c;
   c.topology = IciTopologyKind::ring;
@@ -164,6 +195,38 @@ TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]"
   const double t = 2.0 * ((S / 4) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 16) / 100.0 + 1000.0);
   CHECK(torus.total_cycles >= t);
   CHECK(torus.total_cycles <= t * 1.05);
+}
+
+TEST_CASE("Collectives on a mesh: rings close over the line, or over a comb of single hops", "[ici]") {
+  const uint64_t S = 64ull << 20;
+  const auto mesh = [](IciTopologyKind topo, std::vector<int64_t> dims, std::string algo) {
+    ChipConfig c = system_config(topo, std::move(dims), std::move(algo));
+    c.ici.wraparound = false;
+    return c;
+  };
+  const auto within = [](const SystemResult& r, double formula) {
+    INFO(r.total_cycles << " cycles vs " << formula);
+    CHECK(r.total_cycles >= formula);
+    CHECK(r.total_cycles <= formula * 1.05);
+  };
+  // A line of n: each of the 2(n-1) ring steps waits for the closing message, S/n bytes
+  // over n - 1 hops of the otherwise idle - links (100 B/cycle, 1000 cycles a hop).
+  for (int64_t n : {2, 4, 8}) {
+    const SystemResult r = run(mesh(IciTopologyKind::ring, {n}, "ring"), one_collective(CollectiveKind::all_reduce, S));
+    within(r, 2.0 * (n - 1) * (static_cast<double>(S / n) / 100.0 + (n - 1) * 1000.0));
+  }
+  // Both directions on a line of 8 gain nothing: each - link carries the - ring's S/16 and
+  // the + ring's closing S/16 (and the other way round), so a step moves S/8 per link.
+  within(run(mesh(IciTopologyKind::ring, {8}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
+         2.0 * 7 * (static_cast<double>(S / 8) / 100.0 + 7 * 1000.0));
+  // A 2x4 mesh has a cycle of single hops through its 8 chips: bidir_ring times as on a torus.
+  within(run(mesh(IciTopologyKind::torus2d, {2, 4}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
+         2.0 * 7 / 8 * (S / 2) / 100.0 + 2.0 * 7 * 1000.0);
+  // The torus algorithm on it: x has one link each way between its 2 chips (the torus has
+  // two), so both directions' S/4 share it: S/2 in one step; y's lines of 4 close over 3 hops
+  // and carry both directions' S/16 per link: 3 steps of S/8. All-gather mirrors it.
+  within(run(mesh(IciTopologyKind::torus2d, {2, 4}, "torus"), one_collective(CollectiveKind::all_reduce, S)),
+         2.0 * ((S / 2) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 8) / 100.0 + 3 * 1000.0));
 }
 
 TEST_CASE("All-to-all on a 4x4 torus is limited by its bisection bandwidth", "[ici]") {
