@@ -146,3 +146,20 @@ metrics: [efficiency.tokens, totals.seconds]
     assert got == {("1x64", "prefill"): 64, ("2x64", "prefill"): 128, ("1x64", "decode"): 1,
                    ("2x64", "decode"): 2}
     assert len(set(frame["hash"])) == 4
+
+
+def test_pareto_and_energy_plots_from_a_sweep(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.replace("metrics: [", "metrics: [energy_pj.*, "))
+    systolic.sweep(spec, tmp_path / "out", jobs=1, progress=False, pareto="totals.seconds:min,area_mm2:min")
+    plot = [sys.executable, str(REPO / "scripts" / "plot_sweep.py")]
+    for args, png in ((["pareto", tmp_path / "out"], "pareto.png"), (["energy", tmp_path / "out"], "energy.png"),
+                      (["heatmap", tmp_path / "out"], "heatmap_totals.seconds.png")):
+        proc = subprocess.run(plot + list(map(str, args)), capture_output=True, text=True, env=ENV)
+        assert proc.returncode == 0 and (tmp_path / "out" / png).exists(), proc.stderr
+    # A sweep without energy metrics: refused, saying what to add.
+    other = tmp_path / "other.yaml"
+    other.write_text(SPEC)
+    systolic.sweep(other, tmp_path / "out2", jobs=1, progress=False)
+    proc = subprocess.run(plot + ["energy", str(tmp_path / "out2")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 2 and "add energy_pj.* to the sweep's metrics" in proc.stderr

@@ -14,6 +14,7 @@ import os
 import tempfile
 
 import systolic
+from systolic._point import _flatten
 
 _TINY_GEMM = "gemms:\n  - {name: probe, m: 8, k: 8, n: 8}\n"
 
@@ -60,18 +61,6 @@ def check_metric(report, metric):
     return None
 
 
-def _flatten(prefix, node, out):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            _flatten(f"{prefix}.{k}", v, out)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            name = v.get("name") if isinstance(v, dict) else None
-            _flatten(f"{prefix}.{name if isinstance(name, str) else i}", v, out)
-    else:
-        out.append(prefix)
-
-
 def expected_columns(report, metrics):
     """The metric columns a point's results will have, wildcards expanded on the reference
     report (entries named by the workload are left out: they are not known yet)."""
@@ -81,7 +70,7 @@ def expected_columns(report, metrics):
             node = report
             for part in m[:-2].split("."):
                 node = node.get(part) if isinstance(node, dict) else None
-            found = []
+            found = {}
             if isinstance(node, dict):
                 _flatten(m[:-2], node, found)
             cols += [c for c in found if c not in cols]

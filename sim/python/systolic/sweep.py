@@ -120,7 +120,7 @@ class Spec:
 
     def to_dict(self):
         return {"name": self.name, "source": self.source, "config": self.config,
-                "set": self.set, "workloads": [w for w, _ in self.workloads],
+                "set": {**self.set, **self.workload_set}, "workloads": [w for w, _ in self.workloads],
                 "grid": self.grid, "list": self.cases, "metrics": self.metrics,
                 "keep_reports": self.keep_reports, "bucket": self.bucket, "phase": self.phase,
                 "constraints": [c.text for c in self.constraints],
@@ -603,7 +603,7 @@ class Store:
             "metrics, report, seconds, worker, generator, run_id, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (point.hash, result["status"], result.get("error"), point.workload,
-             json.dumps(point.overrides),
+             json.dumps({**point.overrides, **point.workload_opts}),
              json.dumps(point.config) if point.config is not None else None,
              json.dumps(metrics) if metrics is not None else None, result.get("report"),
              result.get("seconds"), result.get("worker"), result.get("generator"), run_id,
