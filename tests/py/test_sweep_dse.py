@@ -163,3 +163,14 @@ def test_pareto_and_energy_plots_from_a_sweep(tmp_path):
     systolic.sweep(other, tmp_path / "out2", jobs=1, progress=False)
     proc = subprocess.run(plot + ["energy", str(tmp_path / "out2")], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 2 and "add energy_pj.* to the sweep's metrics" in proc.stderr
+
+
+def test_design_space_specs_load():
+    # docs/design-space.md's study and its benchmark slice: checked (metrics, constraints,
+    # objectives) and expanded without running anything.
+    study = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "design-space.yaml")
+    assert len(systolic.sweep.expand(study)) == 216
+    assert [c.column for c in study.constraints] == ["area_mm2.total", "power_w.total"]
+    assert [o.column for o in study.objectives] == ["efficiency.tokens_per_s", "area_mm2.total"]
+    bench = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "bench-design-space.yaml")
+    assert len(systolic.sweep.expand(bench)) == 108

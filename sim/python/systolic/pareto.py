@@ -125,9 +125,11 @@ def pareto_mask(points, directions):
     return mask
 
 
-def annotate(cols, rows, constraints, objectives):
+def annotate(cols, rows, constraints, objectives, group_by=()):
     """(cols, rows) with `feasible` (when there are constraints) and `pareto` (when there are
-    objectives) columns added before `seconds`. Rows that did not run are neither."""
+    objectives) columns added before `seconds`. Rows that did not run are neither. One front
+    per group of rows sharing the `group_by` columns (a sweep: the workload and its shape, so
+    a decode step's tokens/s is never weighed against a prefill's)."""
     if not constraints and not objectives:
         return cols, rows
     index = {c: i for i, c in enumerate(cols)}
@@ -142,11 +144,17 @@ def annotate(cols, rows, constraints, objectives):
         extra.append("feasible")
     if objectives:
         extra.append("pareto")
-        candidates = [i for i, r in enumerate(rows) if feasible[i] and all(
-            o.column in index and not _missing(r[index[o.column]]) for o in objectives)]
-        front = pareto_mask([[rows[i][index[o.column]] for o in objectives] for i in candidates],
-                            [o.direction for o in objectives])
-        on = {i for i, f in zip(candidates, front) if f}
+        groups = {}
+        for i, r in enumerate(rows):
+            if feasible[i] and all(o.column in index and not _missing(r[index[o.column]])
+                                   for o in objectives):
+                key = tuple(str(r[index[g]]) for g in group_by if g in index)
+                groups.setdefault(key, []).append(i)
+        on = set()
+        for members in groups.values():
+            front = pareto_mask([[rows[i][index[o.column]] for o in objectives] for i in members],
+                                [o.direction for o in objectives])
+            on |= {i for i, f in zip(members, front) if f}
         for i in range(len(rows)):
             values[i].append(i in on)
     at = index.get("seconds", len(cols))

@@ -1026,7 +1026,8 @@ def _frame(spec, points, store, stats, outdir=None):
     import pandas as pd
 
     cols, rows = results_table(spec, points, store)
-    cols, rows = _pareto.annotate(cols, rows, spec.constraints, spec.objectives)
+    groups = ["workload"] + [k for k in spec.swept_keys if k in WORKLOAD_KEYS]
+    cols, rows = _pareto.annotate(cols, rows, spec.constraints, spec.objectives, groups)
     if outdir is not None:
         write_csv(os.path.join(outdir, CSV_NAME), cols, rows)
     frame = pd.DataFrame(rows, columns=cols)
