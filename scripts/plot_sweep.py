@@ -66,10 +66,21 @@ def _slug(text):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(text)).strip("_")
 
 
+_SIZES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
 def _value(text):
+    """A --where value as the points hold it: JSON (64, true), a size ('16 MiB' is the number of
+    bytes it resolved to), else the text."""
     try:
         return json.loads(text)
     except ValueError:
+        number, _, suffix = text.strip().partition(" ")
+        if suffix in _SIZES:
+            try:
+                return int(float(number) * _SIZES[suffix])
+            except ValueError:
+                pass
         return text
 
 

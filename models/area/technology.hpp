@@ -10,15 +10,17 @@
 namespace systolic {
 
 enum class TechNode { n45, n28, n16, n7, n5 };
-inline constexpr auto kTechNodeNames = name_table<TechNode>(
-    {{TechNode::n45, "45nm"}, {TechNode::n28, "28nm"}, {TechNode::n16, "16nm"}, {TechNode::n7, "7nm"},
-     {TechNode::n5, "5nm"}});
+inline constexpr auto kTechNodeNames = name_table<TechNode>({{TechNode::n45, "45nm"},
+                                                             {TechNode::n28, "28nm"},
+                                                             {TechNode::n16, "16nm"},
+                                                             {TechNode::n7, "7nm"},
+                                                             {TechNode::n5, "5nm"}});
 
 struct NodeFactors {
-  double logic_area;       // logic area relative to 45 nm
-  double sram_bitcell_um2; // high-density 6T bit cell
-  double dynamic_energy;   // dynamic energy per event relative to 45 nm
-  double wafer_usd;        // one processed 300 mm wafer
+  double logic_area;        // logic area relative to 45 nm
+  double sram_bitcell_um2;  // high-density 6T bit cell
+  double dynamic_energy;    // dynamic energy per event relative to 45 nm
+  double wafer_usd;         // one processed 300 mm wafer
 };
 
 // The node's row of the table in technology.cpp.

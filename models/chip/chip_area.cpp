@@ -24,7 +24,8 @@ ChipArea chip_area(const ChipConfig& config) {
   set(AreaBlock::mxu, pes * products * pe_um2_at_45nm(config.mxu.dtype) * logic);
   set(AreaBlock::vmem, sram_mm2(config.sram.vmem.capacity_bytes, node, a.sram_array_efficiency));
   set(AreaBlock::weights, sram_mm2(config.sram.weights.capacity_bytes, node, a.sram_array_efficiency));
-  set(AreaBlock::accumulators, sram_mm2(config.sram.accumulators.capacity_bytes, node, a.sram_array_efficiency));
+  set(AreaBlock::accumulators,
+      sram_mm2(config.sram.accumulators.capacity_bytes, node, a.sram_array_efficiency));
   const double alus = static_cast<double>(config.vpu.lanes * config.vpu.sublanes);
   set(AreaBlock::vpu, alus * vector_alu_um2_at_45nm() * logic);
   const double bus_bits = static_cast<double>(config.hbm.pseudo_channel_count() * config.hbm.bus_bits);

@@ -10,10 +10,14 @@
 namespace systolic {
 
 enum class AreaBlock { mxu, vmem, weights, accumulators, vpu, memory_phy, ici, uncore };
-inline constexpr auto kAreaBlockNames = name_table<AreaBlock>(
-    {{AreaBlock::mxu, "mxu"}, {AreaBlock::vmem, "vmem"}, {AreaBlock::weights, "weights"},
-     {AreaBlock::accumulators, "accumulators"}, {AreaBlock::vpu, "vpu"}, {AreaBlock::memory_phy, "memory_phy"},
-     {AreaBlock::ici, "ici"}, {AreaBlock::uncore, "uncore"}});
+inline constexpr auto kAreaBlockNames = name_table<AreaBlock>({{AreaBlock::mxu, "mxu"},
+                                                               {AreaBlock::vmem, "vmem"},
+                                                               {AreaBlock::weights, "weights"},
+                                                               {AreaBlock::accumulators, "accumulators"},
+                                                               {AreaBlock::vpu, "vpu"},
+                                                               {AreaBlock::memory_phy, "memory_phy"},
+                                                               {AreaBlock::ici, "ici"},
+                                                               {AreaBlock::uncore, "uncore"}});
 inline constexpr size_t kAreaBlocks = 8;
 
 struct ChipArea {

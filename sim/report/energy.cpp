@@ -21,7 +21,8 @@ std::array<double, 3> pad_pj_per_byte(const ChipConfig& config) {
 // Leakage, W: the MXUs' PEs (per 128 x 128), every scratchpad's MiB, the HBM.
 double static_power_w(const ChipConfig& config) {
   const EnergyConfig& c = config.energy;
-  const double arrays = static_cast<double>(config.mxu.rows * config.mxu.cols * config.mxu.count) / (128.0 * 128.0);
+  const double arrays =
+      static_cast<double>(config.mxu.rows * config.mxu.cols * config.mxu.count) / (128.0 * 128.0);
   double mib = 0;
   for (const auto& pad : config.sram.all()) mib += static_cast<double>(pad.capacity_bytes) / (1 << 20);
   return c.mxu_static_w * arrays + c.sram_static_w_per_mib * mib + c.hbm_static_w;

@@ -8,8 +8,8 @@
 #include "sim/compile/compile.hpp"
 #include "sim/report/report.hpp"
 #include "sim/report/timeline.hpp"
-#include "sim/workload/transformer/lower.hpp"
 #include "sim/viz/vcd_tracer.hpp"
+#include "sim/workload/transformer/lower.hpp"
 
 namespace systolic {
 

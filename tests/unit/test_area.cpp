@@ -63,12 +63,14 @@ TEST_CASE("Per-unit areas worked by hand", "[area]") {
   CHECK(pe_um2_at_45nm(DType::bf16) == Approx(1640.0 * 64 / 121 + 4184 + 80 * 4.522));
   // 1 MiB of 0.027 um^2 cells at 27 % efficiency: 8 Mi bits x 0.027 / 0.27 = 0.8389 mm^2.
   CHECK(sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27) == Approx(8388608 * 0.027e-6 / 0.27));
-  CHECK(sram_mm2(2 << 20, node_factors(TechNode::n7), 0.27) == Approx(2 * sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27)));
+  CHECK(sram_mm2(2 << 20, node_factors(TechNode::n7), 0.27) ==
+        Approx(2 * sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27)));
   // Doubling the array doubles the MXU area; moving 45 -> 7 nm multiplies it by the logic factor.
   const ChipConfig v4i = preset("tpu-v4i");
   const double mxu7 = chip_area(v4i).of(AreaBlock::mxu);
   CHECK(chip_area(preset("tpu-v4i", {"mxu.count=8"})).of(AreaBlock::mxu) == Approx(2 * mxu7));
-  CHECK(chip_area(preset("tpu-v4i", {"area.node=45nm"})).of(AreaBlock::mxu) * node_factors(TechNode::n7).logic_area ==
+  CHECK(chip_area(preset("tpu-v4i", {"area.node=45nm"})).of(AreaBlock::mxu) *
+            node_factors(TechNode::n7).logic_area ==
         Approx(mxu7));
 }
 

@@ -8,7 +8,10 @@ A spec (YAML) names a base config, one or more workloads, a grid and/or a list o
 overrides, and the metrics to keep. Every point runs in a worker process, in a local process
 pool or on a Dask cluster; each result is committed to OUTDIR/sweep.sqlite as soon as it
 arrives, keyed by a hash of the resolved config and the workload, so a re-run (or a run after
-a kill) skips every finished point. OUTDIR/results.csv is exported at the end.
+a kill) skips every finished point. OUTDIR/results.csv is exported at the end, with
+`feasible` and `pareto` columns when the spec (or --constraint / --pareto) asks for them
+(systolic.pareto). The spec, its metrics and those filters are checked before any point runs
+(systolic._sweep_metrics).
 """
 
 import argparse
