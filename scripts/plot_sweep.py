@@ -430,26 +430,46 @@ def _energy_of(source, flat):
     return _components(nested) if nested != {} else None
 
 
+def _pack_bars(report):
+    """A `pack` report's energy: one bar per bucket shape of each replay (its energy_pj over all
+    its instances; the shapes' runs are not kept, so there are no components)."""
+    bars = []
+    for replay in report["replays"]:
+        for b in replay.get("buckets") or []:
+            if isinstance(b.get("energy_pj"), (int, float)):
+                shape = "x".join(str(v) for v in b.get("shape", []))
+                bars.append((f"{replay.get('bucket_set', '?')} {b.get('phase', '')} {shape}",
+                             {"total": b["energy_pj"]}))
+    return bars
+
+
 def energy(args):
     target = args.source
     bars = []  # (label, {component: pJ})
+    title = "energy by component"
     if os.path.isdir(target) or target.endswith(".sqlite"):
         for o, m in load_points(target):
             e = _energy_of(m, flat=True)
             if e:
                 label = ", ".join(f"{k}={v}" for k, v in o.items() if k != "workload")
                 bars.append((label or o["workload"], e))
+        title += ": " + fixed_settings(spec_of(target), {o["workload"] for o, _ in load_points(target)})
         outdir = args.output or (target if os.path.isdir(target) else os.path.dirname(target))
     else:
         with open(target, encoding="utf-8") as f:
             report = json.load(f)
-        if not isinstance(report, dict) or "energy_pj" not in report:
-            fail(f"{target}: no energy_pj section (a `systolic run` report has one; a `pack` "
-                 f"report keeps energy per bucket shape only: plot one shape's run instead)")
-        e = _energy_of(report, flat=False)
-        if e:
-            name = (report.get("config") or {}).get("name", "?")
-            bars.append((f"{name} x {(report.get('workload') or {}).get('name', '?')}", e))
+        if isinstance(report, dict) and isinstance(report.get("replays"), list):
+            bars += _pack_bars(report)  # `systolic pack`: each bucket shape's energy, no components
+            title = f"energy by bucket shape: {report.get('config', {}).get('name', '?')} x {report.get('model', '?')}"
+        elif not isinstance(report, dict) or "energy_pj" not in report:
+            fail(f"{target}: no energy_pj section: expected a report of `systolic run` (or "
+                 f"Result.write) or of `systolic pack`")
+        else:
+            e = _energy_of(report, flat=False)
+            if e:
+                name = (report.get("config") or {}).get("name", "?")
+                bars.append((f"{name} x {(report.get('workload') or {}).get('name', '?')}", e))
+                title += f": {bars[-1][0]}"
         outdir = args.output or os.path.dirname(os.path.abspath(target))
     if not bars:
         fail(f"{target}: no point carries energy_pj per component: add energy_pj.* to the "
@@ -468,7 +488,7 @@ def energy(args):
     ax.set_xticks(range(len(bars)), [label for label, _ in bars], rotation=45, ha="right",
                   fontsize=7)
     ax.set_ylabel("energy (µJ)")
-    ax.set_title("energy by component")
+    ax.set_title(textwrap.fill(title, 70), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     os.makedirs(outdir, exist_ok=True)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PYDIR, REPO, require_python_module
+from conftest import PYDIR, REPO, SYSTOLIC as CLI, require_python_module
 
 systolic = require_python_module()
 import systolic.sweep  # noqa: E402
@@ -174,3 +174,14 @@ def test_design_space_specs_load():
     assert [o.column for o in study.objectives] == ["efficiency.tokens_per_s", "area_mm2.total"]
     bench = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "bench-design-space.yaml")
     assert len(systolic.sweep.expand(bench)) == 108
+
+
+def test_energy_plot_of_a_pack_report(tmp_path):
+    # `systolic pack` keeps each bucket shape's energy (no components): one bar per shape.
+    data = REPO / "tests" / "py" / "data"
+    subprocess.run([str(CLI), "pack", "-c", TINY, "-m", data / "tiny-lm.yaml",
+                    "--requests", data / "tiny-requests.csv", "--buckets", data / "tiny-buckets.yaml",
+                    "-o", tmp_path, "-q"], check=True, env=ENV, capture_output=True)
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "plot_sweep.py"), "energy",
+                           str(tmp_path / "report.json")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and (tmp_path / "energy.png").exists(), proc.stderr
