@@ -99,3 +99,34 @@ def test_the_node_scales_on_chip_dynamic_energy_not_hbm_or_leakage(systolic_bin,
     for on_chip in ["mxu", "vmem", "weights", "accumulators", "dma"]:
         assert at7[on_chip] == pytest.approx(0.3 * at45[on_chip], rel=1e-12)  # docs/area.md: 7 nm 0.3
     assert at7["hbm"] == at45["hbm"] and at7["static"] == at45["static"]
+
+
+def test_area_power_and_efficiency_fields_add_up(systolic_bin, tmp_path):
+    # docs/report.md: the blocks add up to the chip, the system is chips x chip; power is the
+    # energy over the time, static + dynamic; TOPS from the useful MACs.
+    V5E8 = REPO / "configs" / "tpu-v5e-8.yaml"
+    wl = tmp_path / "g.yaml"
+    wl.write_text("gemms:\n  - {name: g, m: 256, k: 1024, n: 1024}\n")
+    r = run_report("-c", V5E8, "-w", wl, outdir=tmp_path / "sys")
+    a, p, e, t = r["area_mm2"], r["power_w"], r["efficiency"], r["totals"]
+    assert sum(a["by_block"].values()) == pytest.approx(a["chip"], rel=1e-12)
+    assert a["total"] == pytest.approx(8 * a["chip"], rel=1e-12) and a["by_block"]["ici"] > 0
+    assert p["total"] == pytest.approx(r["energy_pj"]["total"] * 1e-12 / t["seconds"], rel=1e-12)
+    assert p["static"] + p["dynamic"] == pytest.approx(p["total"], rel=1e-12)
+    assert e["tops"] == pytest.approx(2 * t["macs"] / t["seconds"] / 1e12, rel=1e-12)
+    assert e["tops_per_mm2"] == pytest.approx(e["tops"] / a["total"], rel=1e-12)
+    assert e["tokens"] is None and e["usd_per_million_tokens"] is None  # a GEMM list has no tokens
+
+
+def test_per_token_fields_of_a_decode_step(systolic_bin, tmp_path):
+    # GPT-2 decode at 2x64: one step makes B = 2 tokens.
+    r = run_report("-c", V4I, "-w", REPO / "traces" / "models" / "gpt2.yaml", "--bucket", "2x64",
+                   "--phase", "decode", outdir=tmp_path / "d")
+    e, seconds, joules = r["efficiency"], r["totals"]["seconds"], r["energy_pj"]["total"] * 1e-12
+    assert e["tokens"] == 2
+    assert e["tokens_per_s"] == pytest.approx(2 / seconds, rel=1e-12)
+    assert e["energy_per_token_j"] == pytest.approx(joules / 2, rel=1e-12)
+    assert e["tokens_per_s_per_w"] == pytest.approx(e["tokens_per_s"] / r["power_w"]["total"], rel=1e-12)
+    # The cost proxy: the die over 4 years of seconds plus the power at 0.10 USD/kWh (docs/area.md).
+    usd_per_s = e["die_cost_usd"] / (4 * 365.25 * 86400) + r["power_w"]["total"] * 0.10 / 3.6e6
+    assert e["usd_per_million_tokens"] == pytest.approx(usd_per_s * seconds / 2 * 1e6, rel=1e-9)
