@@ -88,18 +88,24 @@ def main():
           "--buckets", "traces/buckets/llama3-8k.yaml", "--buckets", "traces/buckets/llama3-coarse.yaml",
           "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 60 s")
 
-    # Sweep throughput: 100 points, 2 worker processes, a fresh output folder each time.
-    walls = []
-    for i in range(REPEATS):
-        with tempfile.TemporaryDirectory() as out:
-            t0 = time.perf_counter()
-            subprocess.run([str(SYSTOLIC), "sweep", "traces/sweeps/bench-bert.yaml", "-j", "2", "-o",
-                            out], check=True, capture_output=True)
-            walls.append(time.perf_counter() - t0)
-    wall = statistics.median(walls)
-    rows.append(("sweep: 100 points of BERT-base prefill over array and weight-buffer sizes, -j 2",
-                 f"{wall:.3f}", "", "", f"{100 / wall:.0f} points/s", ""))
-    print(f"sweep: {wall:.3f} s, {100 / wall:.0f} points/s", flush=True)
+    # Sweep throughput: 2 worker processes, a fresh output folder each time.
+    def sweep_case(spec, points, name):
+        walls = []
+        for _ in range(REPEATS):
+            with tempfile.TemporaryDirectory() as out:
+                t0 = time.perf_counter()
+                subprocess.run([str(SYSTOLIC), "sweep", spec, "-j", "2", "-o", out], check=True,
+                               capture_output=True)
+                walls.append(time.perf_counter() - t0)
+        wall = statistics.median(walls)
+        rows.append((name, f"{wall:.3f}", "", "", f"{points / wall:.1f} points/s", ""))
+        print(f"sweep {spec}: {wall:.3f} s, {points / wall:.1f} points/s", flush=True)
+
+    sweep_case("traces/sweeps/bench-bert.yaml", 100,
+               "sweep: 100 points of BERT-base prefill over array and weight-buffer sizes, -j 2")
+    sweep_case("traces/sweeps/bench-design-space.yaml", 108,
+               "sweep: 108 points of the design-space study (Llama-2-7B prefill 1x512 and decode "
+               "8x2048, real memory; docs/design-space.md), -j 2, goal < 60 s")
 
     cpu = "unknown"
     for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():

@@ -3,14 +3,18 @@
 
   plot_sweep.py heatmap OUTDIR [--x KEY --y KEY] [--metric M ...] [--where KEY=VALUE ...]
       Utilization and time heatmaps over two swept keys, from OUTDIR/sweep.sqlite. With more
-      than two swept keys, one figure per combination of the others (or pin them with --where).
+      than two swept keys, one faceted figure per metric: a panel per combination of the
+      others (or pin them with --where).
+  plot_sweep.py pareto OUTDIR [--x COLUMN --y COLUMN]
+      The sweep's Pareto front (OUTDIR/results.csv of a sweep run with --pareto): front points
+      coloured and labelled with their swept values, dominated ones grey, infeasible ones x.
   plot_sweep.py roofline REPORT_JSON [--bandwidth GB/s]
-      Roofline of a run's layers: achieved FLOP/s against arithmetic intensity (FLOPs per byte
-      of A, B and C moved once), under the chip's compute roof and, when a bandwidth is known,
-      its memory roof.
+      Roofline of a run's layers: achieved FLOP/s against arithmetic intensity (FLOPs per HBM
+      byte the layer moved, its output at the type it was written in), under the chip's
+      compute roof and, when a bandwidth is known, its memory roof.
   plot_sweep.py energy REPORT_JSON | OUTDIR
-      Energy breakdown bars from energy_pj per component (one bar for a report, one
-      stacked bar per point for a sweep). Reports without energy_pj: skipped with a message.
+      Energy breakdown bars from energy_pj.by_component (one bar for a report, one stacked bar
+      per point for a sweep with energy_pj.* metrics). Without energy_pj: an error saying so.
 
   `plot_sweep.py OUTDIR` alone means `heatmap OUTDIR`. Figures go to -o DIR (default: the
   OUTDIR, or the report's folder) as PNG; each written path is printed.
@@ -22,11 +26,33 @@ import math
 import os
 import sqlite3
 import sys
+import textwrap
 
-DTYPE_BYTES = {"int8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "fp16": 2, "fp32": 4}
-ACC_BYTES = {"int8": 4}  # outputs: int32 accumulators for int8, fp32 otherwise
-LABELS = {"totals.utilization": "utilization", "totals.seconds": "time (s)",
-          "totals.cycles": "cycles", "totals.mapping_efficiency": "mapping efficiency"}
+# Label and scale of a metric on an axis: units in every label.
+UNITS = {"totals.utilization": ("utilization (%)", 100.0),
+         "totals.mapping_efficiency": ("mapping efficiency (%)", 100.0),
+         "totals.seconds": ("time (ms)", 1e3), "totals.cycles": ("cycles", 1.0),
+         "area_mm2.total": ("area (mm²)", 1.0), "power_w.total": ("power (W)", 1.0),
+         "efficiency.tokens_per_s": ("throughput (tokens/s)", 1.0),
+         "efficiency.energy_per_token_j": ("energy per token (mJ)", 1e3),
+         "efficiency.tops_per_w": ("TOPS/W", 1.0), "efficiency.tops_per_mm2": ("TOPS/mm²", 1.0),
+         "efficiency.usd_per_million_tokens": ("cost proxy (USD per 1M tokens)", 1.0)}
+
+
+def unit(metric):
+    """(axis label, scale) of a metric: the table's, else the name (with mm², W, pJ from it)."""
+    if metric in UNITS:
+        return UNITS[metric]
+    for tail, label in (("_mm2", " (mm²)"), ("_mib", " (MiB)"), ("_bytes", " (B)"), ("_pj", " (pJ)")):
+        if metric.endswith(tail) or f"{tail[1:]}." in metric:
+            return metric + label, 1.0
+    return metric, 1.0
+
+
+def fail(message):
+    """Bad input: the message on stderr, exit code 2, nothing written."""
+    sys.stderr.write(f"plot_sweep: error: {message}\n")
+    sys.exit(2)
 
 
 def _plt():
@@ -40,10 +66,21 @@ def _slug(text):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(text)).strip("_")
 
 
+_SIZES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
 def _value(text):
+    """A --where value as the points hold it: JSON (64, true), a size ('16 MiB' is the number of
+    bytes it resolved to), else the text."""
     try:
         return json.loads(text)
     except ValueError:
+        number, _, suffix = text.strip().partition(" ")
+        if suffix in _SIZES:
+            try:
+                return int(float(number) * _SIZES[suffix])
+            except ValueError:
+                pass
         return text
 
 
@@ -53,16 +90,39 @@ def load_points(outdir):
     """[(overrides dict, metrics dict)] of every ok point in OUTDIR/sweep.sqlite."""
     db = outdir if outdir.endswith(".sqlite") else os.path.join(outdir, "sweep.sqlite")
     if not os.path.isfile(db):
-        raise SystemExit(f"plot_sweep: error: {db}: no sweep database (run `systolic sweep` first)")
+        fail(f"{db}: no sweep database (run `systolic sweep` first)")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    rows = conn.execute("SELECT workload, overrides, metrics FROM points WHERE status='ok'")
+    rows = conn.execute("SELECT workload, overrides, config, metrics FROM points WHERE status='ok'")
     points = []
-    for workload, overrides, metrics in rows:
+    for workload, overrides, config, metrics in rows:
         o = json.loads(overrides)
-        o["workload"] = workload
+        resolved = json.loads(config) if config else {}
+        for key in o:  # '16 MiB' as the number it resolved to, so axes sort numerically
+            node = resolved
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            if node is not None and not isinstance(node, (dict, list)):
+                o[key] = node
+        o["workload"] = os.path.basename(workload)
         points.append((o, json.loads(metrics)))
     conn.close()
     return points
+
+
+def spec_of(outdir):
+    """The spec of the sweep's latest run (runs.spec), for titles: its set, bucket, phase."""
+    db = outdir if outdir.endswith(".sqlite") else os.path.join(outdir, "sweep.sqlite")
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    row = conn.execute("SELECT spec FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+    conn.close()
+    return json.loads(row[0]) if row else {}
+
+
+def fixed_settings(spec, workloads):
+    """'gpt2.yaml; mxu.count=4, bucket=1x128': what every point of the figure shares."""
+    fixed = dict(spec.get("set") or {})
+    names = ", ".join(sorted({os.path.basename(w) for w in workloads}))
+    return names + ("; " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
 
 
 def swept_keys(points):
@@ -87,7 +147,7 @@ def heatmap(args):
         want = _value(text)
         points = [(o, m) for o, m in points if o.get(key) == want or str(o.get(key)) == text]
     if not points:
-        raise SystemExit("plot_sweep: error: no finished points to plot (after --where)")
+        fail("no finished points to plot (after --where)")
     keys = swept_keys(points)
     x, y = args.x, args.y
     if not x or not y:
@@ -95,11 +155,11 @@ def heatmap(args):
         x = x or (free.pop(0) if free else None)
         y = y or (free.pop(0) if free else None)
     if not x or not y:
-        raise SystemExit(f"plot_sweep: error: need two swept keys for a heatmap; the points vary "
+        fail(f"need two swept keys for a heatmap; the points vary "
                          f"only in {keys or 'nothing'} (give --x and --y)")
     for k in (x, y):
         if not any(k in o for o, _ in points):
-            raise SystemExit(f"plot_sweep: error: no point sets '{k}'; swept keys: {keys}")
+            fail(f"no point sets '{k}'; swept keys: {keys}")
     metrics = args.metric or [m for m in ("totals.utilization", "totals.seconds")
                               if any(m in pm for _, pm in points)]
     others = [k for k in keys if k not in (x, y)]
@@ -107,45 +167,147 @@ def heatmap(args):
     for o, m in points:
         groups.setdefault(tuple(json.dumps(o.get(k)) for k in others), []).append((o, m))
     if len(groups) > args.max_figures:
-        raise SystemExit(f"plot_sweep: error: {len(groups)} combinations of {others}; "
+        fail(f"{len(groups)} combinations of {others}; "
                          f"pin some with --where KEY=VALUE")
     outdir = args.output or (args.outdir if os.path.isdir(args.outdir) else
                              os.path.dirname(args.outdir))
     os.makedirs(outdir, exist_ok=True)
+    title = fixed_settings(spec_of(args.outdir), {o["workload"] for o, _ in points})
+    where = ", ".join(args.where or [])
     written = []
-    for group_key, pts in sorted(groups.items()):
-        xs = _sorted_values({o.get(x) for o, _ in pts})
-        ys = _sorted_values({o.get(y) for o, _ in pts})
-        fixed = ", ".join(f"{k}={json.loads(v)}" for k, v in zip(others, group_key))
-        for metric in metrics:
-            grid = [[math.nan] * len(xs) for _ in ys]
-            for o, m in pts:
-                if metric in m and isinstance(m[metric], (int, float)):
-                    grid[ys.index(o.get(y))][xs.index(o.get(x))] = m[metric]
-            fig, ax = plt.subplots(figsize=(1.2 * len(xs) + 3, 0.8 * len(ys) + 2.2))
-            im = ax.imshow(grid, origin="lower", aspect="auto",
-                           cmap="viridis" if "util" in metric or "eff" in metric else "magma_r")
-            ax.set_xticks(range(len(xs)), [str(v) for v in xs])
-            ax.set_yticks(range(len(ys)), [str(v) for v in ys])
-            ax.set_xlabel(x)
-            ax.set_ylabel(y)
-            finite = [v for row in grid for v in row if not math.isnan(v)]
-            mid = (min(finite) + max(finite)) / 2 if finite else 0
-            for (i, j) in itertools.product(range(len(ys)), range(len(xs))):
+    for metric in metrics:
+        # One figure per metric; with more than two swept keys, a panel per combination of the
+        # others (a facet), all on one colour scale.
+        panels = sorted(groups.items())
+        cols = min(len(panels), 3)
+        rows = -(-len(panels) // cols)
+        xs_all = _sorted_values({o.get(x) for o, _ in points})
+        ys_all = _sorted_values({o.get(y) for o, _ in points})
+        fig, axes = plt.subplots(rows, cols, squeeze=False, layout="constrained",
+                                 figsize=(cols * (1.1 * len(xs_all) + 2.2), rows * (0.7 * len(ys_all) + 1.8) + 0.8))
+        label, scale = unit(metric)
+        grids = [_grid(pts, x, y, xs_all, ys_all, metric, scale) for _, pts in panels]
+        finite = [v for g in grids for row in g for v in row if not math.isnan(v)]
+        vmin, vmax = (min(finite), max(finite)) if finite else (0, 1)
+        cmap = "viridis" if "util" in metric or "eff" in metric else "magma_r"
+        for idx, ((group_key, _), grid) in enumerate(zip(panels, grids)):
+            ax = axes[idx // cols][idx % cols]
+            im = ax.imshow(grid, origin="lower", aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+            ax.set_xticks(range(len(xs_all)), [_tick(x, v) for v in xs_all])
+            ax.set_yticks(range(len(ys_all)), [_tick(y, v) for v in ys_all])
+            ax.set_xlabel(_axis_label(x))
+            ax.set_ylabel(_axis_label(y))
+            mid = (vmin + vmax) / 2
+            for (i, j) in itertools.product(range(len(ys_all)), range(len(xs_all))):
                 v = grid[i][j]
                 if not math.isnan(v):
                     ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                             color="white" if (v < mid) == ("util" in metric) else "black")
-            fig.colorbar(im, ax=ax, label=LABELS.get(metric, metric))
-            ax.set_title(f"{LABELS.get(metric, metric)}" + (f"\n{fixed}" if fixed else ""),
-                         fontsize=10)
-            fig.tight_layout()
-            name = "heatmap_" + _slug(metric) + (f"__{_slug(fixed)}" if fixed else "") + ".png"
-            path = os.path.join(outdir, name)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
+            facet = ", ".join(f"{k}={json.loads(v)}" for k, v in zip(others, group_key))
+            if facet:
+                ax.set_title(facet, fontsize=9)
+        for idx in range(len(panels), rows * cols):
+            axes[idx // cols][idx % cols].axis("off")
+        fig.colorbar(im, ax=axes, label=label)
+        fig.suptitle(textwrap.fill(f"{label}: {title}" + (f" ({where})" if where else ""), 70), fontsize=9)
+        name = "heatmap_" + _slug(metric) + (f"__{_slug(where)}" if where else "") + ".png"
+        path = os.path.join(outdir, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
     return written
+
+
+def _axis_label(key):
+    return f"{key} (MiB)" if key.endswith("_bytes") else unit(key)[0]
+
+
+def _tick(key, value):
+    return f"{value / 2**20:g}" if key.endswith("_bytes") and isinstance(value, (int, float)) else str(value)
+
+
+def _grid(points, x, y, xs, ys, metric, scale):
+    grid = [[math.nan] * len(xs) for _ in ys]
+    for o, m in points:
+        if metric in m and isinstance(m[metric], (int, float)):
+            grid[ys.index(o.get(y))][xs.index(o.get(x))] = m[metric] * scale
+    return grid
+
+
+# ----------------------------------------------------------------------------- Pareto front
+
+def _column(name, columns):
+    """A results column by the sweep's own rules (systolic.pareto.resolve_column)."""
+    try:
+        import systolic.pareto
+    except ImportError:  # run from a checkout: the package built beside it
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
+        import systolic.pareto
+    try:
+        return systolic.pareto.resolve_column(name, columns)
+    except systolic.pareto.ParetoError as e:
+        fail(f"results.csv: {e}")
+
+
+def pareto(args):
+    import csv
+
+    path = os.path.join(args.outdir, "results.csv")
+    if not os.path.isfile(path):
+        fail(f"{path}: no results (run `systolic sweep` first)")
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    columns = list(rows[0]) if rows else []
+    if "pareto" not in columns:
+        fail(f"{path} has no 'pareto' column: run the sweep with "
+                         f"--pareto NAME:max,NAME:min (docs/sweeps.md)")
+    spec = spec_of(args.outdir)
+    objectives = spec.get("pareto") or []
+    names = [o.rpartition(":")[0] for o in objectives]
+    x = _column(args.x or names[0], columns)
+    y = _column(args.y or names[1], columns)
+    ran = [r for r in rows if r["status"] == "ok" and r[x] and r[y]]
+    if not ran:
+        fail("no finished points to plot")
+    swept = list(dict.fromkeys(list(spec.get("grid") or {})
+                               + [k for case in spec.get("list") or [] for k in case]))
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    (xl, xs), (yl, ys) = unit(x), unit(y)
+    groups = {"front": [], "dominated": [], "infeasible": []}
+    for r in ran:
+        kind = ("front" if r["pareto"] == "true" else
+                "infeasible" if r.get("feasible") == "false" else "dominated")
+        groups[kind].append(r)
+    style = {"front": dict(c="tab:red", s=40, zorder=3, label="Pareto front"),
+             "dominated": dict(c="0.7", s=18, zorder=2, label="dominated"),
+             "infeasible": dict(c="0.7", s=18, marker="x", zorder=1,
+                                label="infeasible (" + "; ".join(spec.get("constraints") or []) + ")")}
+    for kind, pts in groups.items():
+        if pts:
+            ax.scatter([float(r[x]) * xs for r in pts], [float(r[y]) * ys for r in pts], **style[kind])
+    front = sorted(groups["front"], key=lambda r: float(r[x]))
+    ax.plot([float(r[x]) * xs for r in front], [float(r[y]) * ys for r in front], "-", c="tab:red",
+            lw=1, alpha=0.6)
+    for r in front:
+        text = ", ".join(f"{k.split('.')[-1][:-len('_bytes')]}={float(r[k]) / 2**20:g} MiB"
+                         if k.endswith("_bytes") else f"{k.split('.')[-1]}={r[k]}" for k in swept)
+        ax.annotate(text, (float(r[x]) * xs, float(r[y]) * ys), textcoords="offset points",
+                    xytext=(5, 3), fontsize=7)
+    ax.set_xlabel(xl)
+    ax.set_ylabel(yl)
+    workloads = {r["workload"] for r in rows}
+    ax.set_title(f"Pareto front ({', '.join(objectives)}): {len(front)} of {len(ran)} points\n"
+                 + textwrap.fill(fixed_settings(spec, workloads), 90), fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    outdir = args.output or args.outdir
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "pareto.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
 
 
 # ----------------------------------------------------------------------------- roofline
@@ -178,20 +340,25 @@ def roofline(args):
     mxu = cfg["mxu"]
     peak = 2.0 * mxu["rows"] * mxu["cols"] * mxu["count"] * clock_hz  # FLOP/s
     bw_key, bw = (None, args.bandwidth) if args.bandwidth else _find_bandwidth(cfg)
-    xs, ys, names = [], [], []
+    # Intensity over the HBM bytes each layer's DMA really moved: operands at their stored
+    # types and the output at the type it is written in (bf16 for bf16 activations, not an
+    # assumed fp32), so a layer's FLOP/s cannot exceed intensity x bandwidth: with the real
+    # memory system every point sits under the memory roof. Layers that touch no HBM (fused
+    # attention's scores stay on chip) have no intensity to plot and are named in the title.
+    xs, ys, names, on_chip = [], [], [], []
     for layer in report["chips"][0]["layers"]:
-        if not layer.get("cycles"):
+        if not layer.get("cycles") or not layer.get("macs"):
             continue
-        b = DTYPE_BYTES.get(layer["dtype"], 2)
-        out_b = ACC_BYTES.get(layer["dtype"], 4)
-        m, k, n = layer["m"], layer["k"], layer["n"]
         flops = 2.0 * layer["macs"]
-        bytes_moved = layer.get("repeat", 1) * ((m * k + k * n) * b + m * n * out_b)
-        xs.append(flops / bytes_moved)
+        moved = layer.get("hbm_bytes_read", 0) + layer.get("hbm_bytes_written", 0)
+        if moved == 0:
+            on_chip.append(layer["name"])
+            continue
+        xs.append(flops / moved)
         ys.append(flops / (layer["cycles"] / clock_hz))
         names.append(layer["name"])
     if not xs:
-        raise SystemExit("plot_sweep: error: the report has no layer with cycles")
+        fail("the report has no layer with cycles and HBM traffic")
     fig, ax = plt.subplots(figsize=(7, 4.8))
     lo, hi = min(xs) / 4, max(xs) * 4
     if bw:
@@ -209,12 +376,14 @@ def roofline(args):
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP / byte of A, B, C moved once)")
+    ax.set_xlabel("arithmetic intensity (FLOP per HBM byte the layer moved)")
     ax.set_ylabel("achieved FLOP/s")
     ideal = cfg.get("memory", {}).get("ideal")
-    ax.set_title(f"{cfg['name']} x {report['workload']['name']}"
+    ax.set_title(f"{cfg['name']} x {report['workload']['name']}, {mxu['count']} x {mxu['rows']}x{mxu['cols']} "
+                 f"{mxu['dtype']}"
                  + ("\n(memory.ideal: stall-free operand supply, so layers may sit above the "
-                    "memory roof)" if ideal and bw else ""), fontsize=9)
+                    "memory roof)" if ideal and bw else "")
+                 + (f"\non chip, no HBM bytes: {', '.join(on_chip)}" if on_chip else ""), fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
@@ -261,27 +430,50 @@ def _energy_of(source, flat):
     return _components(nested) if nested != {} else None
 
 
+def _pack_bars(report):
+    """A `pack` report's energy: one bar per bucket shape of each replay (its energy_pj over all
+    its instances; the shapes' runs are not kept, so there are no components)."""
+    bars = []
+    for replay in report["replays"]:
+        for b in replay.get("buckets") or []:
+            if isinstance(b.get("energy_pj"), (int, float)):
+                shape = "x".join(str(v) for v in b.get("shape", []))
+                bars.append((f"{replay.get('bucket_set', '?')} {b.get('phase', '')} {shape}",
+                             {"total": b["energy_pj"]}))
+    return bars
+
+
 def energy(args):
     target = args.source
     bars = []  # (label, {component: pJ})
+    title = "energy by component"
     if os.path.isdir(target) or target.endswith(".sqlite"):
         for o, m in load_points(target):
             e = _energy_of(m, flat=True)
             if e:
                 label = ", ".join(f"{k}={v}" for k, v in o.items() if k != "workload")
                 bars.append((label or o["workload"], e))
+        title += ": " + fixed_settings(spec_of(target), {o["workload"] for o, _ in load_points(target)})
         outdir = args.output or (target if os.path.isdir(target) else os.path.dirname(target))
     else:
         with open(target, encoding="utf-8") as f:
             report = json.load(f)
-        e = _energy_of(report, flat=False)
-        if e:
-            bars.append((f"{report['config']['name']} x {report['workload']['name']}", e))
+        if isinstance(report, dict) and isinstance(report.get("replays"), list):
+            bars += _pack_bars(report)  # `systolic pack`: each bucket shape's energy, no components
+            title = f"energy by bucket shape: {report.get('config', {}).get('name', '?')} x {report.get('model', '?')}"
+        elif not isinstance(report, dict) or "energy_pj" not in report:
+            fail(f"{target}: no energy_pj section: expected a report of `systolic run` (or "
+                 f"Result.write) or of `systolic pack`")
+        else:
+            e = _energy_of(report, flat=False)
+            if e:
+                name = (report.get("config") or {}).get("name", "?")
+                bars.append((f"{name} x {(report.get('workload') or {}).get('name', '?')}", e))
+                title += f": {bars[-1][0]}"
         outdir = args.output or os.path.dirname(os.path.abspath(target))
     if not bars:
-        print(f"plot_sweep: energy: skipped: {target} carries no energy_pj per component "
-              f"(a sweep keeps it with metrics: [energy_pj.*])")
-        return []
+        fail(f"{target}: no point carries energy_pj per component: add energy_pj.* to the "
+             f"sweep's metrics (there is no totals.energy_pj)")
     plt = _plt()
     components = []
     for _, e in bars:
@@ -295,8 +487,8 @@ def energy(args):
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(range(len(bars)), [label for label, _ in bars], rotation=45, ha="right",
                   fontsize=7)
-    ax.set_ylabel("energy (uJ)")
-    ax.set_title("energy by component")
+    ax.set_ylabel("energy (µJ)")
+    ax.set_title(textwrap.fill(title, 70), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     os.makedirs(outdir, exist_ok=True)
@@ -308,7 +500,7 @@ def energy(args):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("heatmap", "roofline", "energy", "-h", "--help"):
+    if argv and argv[0] not in ("heatmap", "pareto", "roofline", "energy", "-h", "--help"):
         argv.insert(0, "heatmap")
     parser = argparse.ArgumentParser(prog="plot_sweep.py", description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -328,11 +520,17 @@ def main(argv=None):
     r.add_argument("report", help="report.json of `systolic run` or Result.write()")
     r.add_argument("--bandwidth", type=float, help="memory bandwidth in GB/s for the memory roof")
     r.add_argument("-o", "--output", help="folder for roofline.png (default: the report's)")
+    pf = sub.add_parser("pareto", help="the Pareto front of a sweep run with --pareto")
+    pf.add_argument("outdir", help="sweep OUTDIR")
+    pf.add_argument("--x", help="column on the x axis (default: the first objective)")
+    pf.add_argument("--y", help="column on the y axis (default: the second objective)")
+    pf.add_argument("-o", "--output", help="folder for pareto.png (default: OUTDIR)")
     e = sub.add_parser("energy", help="energy breakdown bars")
     e.add_argument("source", help="report.json, or a sweep OUTDIR")
     e.add_argument("-o", "--output", help="folder for energy.png")
     args = parser.parse_args(argv)
-    written = {"heatmap": heatmap, "roofline": roofline, "energy": energy}[args.cmd](args)
+    written = {"heatmap": heatmap, "pareto": pareto, "roofline": roofline,
+               "energy": energy}[args.cmd](args)
     for path in written:
         print(path)
     return 0

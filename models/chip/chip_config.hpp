@@ -1,11 +1,12 @@
 #pragma once
 // The chip description: what every block of one chip is (MXUs, scratchpads, HBM, DMA, VPU,
-// ICI, energy). A plain struct of resolved values; loading and validating it from YAML is
+// ICI, energy, area). A plain struct of resolved values; loading and validating it from YAML is
 // sim/config/config.hpp's job, which names each key, its unit, range, default and source.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/area/area_config.hpp"
 #include "models/chip/energy_config.hpp"
 #include "models/common/dtype.hpp"
 #include "models/common/names.hpp"
@@ -74,6 +75,7 @@ struct ChipConfig {
   SramConfig sram;
   DmaSettings dma;
   EnergyConfig energy;
+  AreaConfig area;  // process node and per-unit areas (docs/area.md)
   VpuConfig vpu;
   IciConfig ici;  // topology none: a single chip
 

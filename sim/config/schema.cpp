@@ -9,6 +9,7 @@
 #include "models/common/error.hpp"
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/collective_algorithm.hpp"
+#include "sim/config/schema_area.hpp"
 #include "sim/config/schema_energy.hpp"
 #include "sim/config/schema_ici.hpp"
 #include "sim/config/schema_memory.hpp"
@@ -73,7 +74,7 @@ const std::vector<ConfigKey>& config_schema() {
     // The rates beside the other mxu.* keys, before memory.ideal.
     const auto rates = rate_keys();
     v.insert(v.end() - 1, rates.begin(), rates.end());
-    for (auto* part : {&memory_keys, &energy_keys, &ici_keys}) {
+    for (auto* part : {&memory_keys, &energy_keys, &area_keys, &ici_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());
     }

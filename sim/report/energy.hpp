@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/chip/energy_config.hpp"
+#include "models/chip/chip_config.hpp"
 #include "models/common/dtype.hpp"
 
 namespace systolic {
@@ -24,11 +24,14 @@ struct EnergyCounts {
   uint64_t vpu_ops = 0;                  // element operations
   std::array<uint64_t, 3> vpu_sram_read{}, vpu_sram_write{};  // vmem; weights (dequantise)
   uint64_t ici_bytes = 0;
-  int64_t mxus = 1;
   double seconds = 0;
 };
 
 // {"total": ..., "by_component": {...}, "by_op_kind": {...}}, all in pJ.
-nlohmann::ordered_json energy_report(const EnergyConfig& config, const EnergyCounts& counts);
+// SRAM energies follow each scratchpad's bank size and on-chip energies the node (area.node).
+nlohmann::ordered_json energy_report(const ChipConfig& config, const EnergyCounts& counts);
+
+// The chip's leakage, W: MXU PEs, scratchpad MiB, HBM (docs/energy.md).
+double static_power_w(const ChipConfig& config);
 
 }  // namespace systolic

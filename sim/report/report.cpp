@@ -246,7 +246,6 @@ uint64_t idle_pe_cycles(const ChipConfig& config, uint64_t cycles, const std::ar
 // bytes, the scratchpads' and the HBM's own counters (DMA traffic = total - MXU traffic).
 json chip_energy(const ChipConfig& config, const SimResult& result, double seconds) {
   EnergyCounts counts;
-  counts.mxus = config.mxu.count;
   counts.seconds = seconds;
   for (const auto& e : result.engines) {
     for (size_t t = 0; t < counts.macs.size(); ++t) counts.macs[t] += e.macs_by_dtype[t];
@@ -271,7 +270,7 @@ json chip_energy(const ChipConfig& config, const SimResult& result, double secon
   counts.hbm_written = result.hbm.bytes_written;
   counts.ici_bytes = result.ici_link_bytes_out;
   counts.pe_idle_cycles = idle_pe_cycles(config, result.total_cycles, counts.macs);
-  return energy_report(config.energy, counts);
+  return energy_report(config, counts);
 }
 
 }  // namespace

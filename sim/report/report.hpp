@@ -20,9 +20,12 @@ constexpr int kReportSchemaVersion = 2;
 
 // report.json of a run of programs[i] on chip i (one chip: a one-chip system): the system, its
 // totals and energy, every collective (time and exposed time on the slowest chip) and ICI link,
-// and each chip's own section (layers, op kinds, engines, memory, energy).
+// and each chip's own section (layers, op kinds, engines, memory, energy), with the area, power
+// and efficiency of the chips (sim/report/cost.hpp; per token when `tokens` > 0: a model's
+// bucket shape).
 nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                   const std::vector<Program>& programs, const SystemResult& result);
+                                   const std::vector<Program>& programs, const SystemResult& result,
+                                   int64_t tokens = 0);
 
 // For the terminal: one chip's per-layer table and totals, or a system's per-chip and
 // per-collective tables.

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "sim/config/config.hpp"
+#include "sim/report/cost.hpp"
 #include "sim/report/detail.hpp"
 #include "sim/report/report.hpp"
 
@@ -167,7 +168,8 @@ uint64_t ici_bytes_sent(const SimResult& chip) {
 }  // namespace
 
 nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                   const std::vector<Program>& programs, const SystemResult& result) {
+                                   const std::vector<Program>& programs, const SystemResult& result,
+                                   int64_t tokens) {
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
@@ -202,6 +204,9 @@ nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<W
   totals["exposed_comm_cycles"] = comm.exposed;
   totals["overlapped_comm_cycles"] = comm.cycles - comm.exposed;
   report["energy_pj"] = std::move(energy);
+  report["area_mm2"] = area_json(config, result.chips.size());
+  report["power_w"] = power_json(report);
+  report["efficiency"] = efficiency_json(config, report, tokens);
   report["collectives"] = std::move(collectives);
   report["links"] = std::move(links);
   report["chips"] = std::move(chips);

@@ -9,6 +9,7 @@
 #include "sim/report/report.hpp"
 #include "sim/report/timeline.hpp"
 #include "sim/viz/vcd_tracer.hpp"
+#include "sim/workload/transformer/lower.hpp"
 
 namespace systolic {
 
@@ -69,6 +70,14 @@ void run_system(const RunRequest& request, RunResult& out) {
   out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
 }
 
+// Tokens a model's bucket shape processes: B x S for a prefill, B (one each) for a decode step;
+// 0 for a workload that is not a model at a shape.
+int64_t bucket_tokens(const ProgramSource& source) {
+  if (source.workload.empty() || source.shape.bucket.empty()) return 0;
+  const auto shape = transformer::parse_bucket(source.shape.bucket, "--bucket");
+  return source.shape.phase == "decode" ? shape.batch : shape.batch * shape.length;
+}
+
 }  // namespace
 
 RunResult run(const RunRequest& request) {
@@ -77,7 +86,7 @@ RunResult run(const RunRequest& request) {
   RunResult out;
   if (r.config.ici.topology == IciTopologyKind::none) run_one_chip(r, out);
   else run_system(r, out);
-  out.report = make_report(r.config, out.workloads, out.programs, out.result);
+  out.report = make_report(r.config, out.workloads, out.programs, out.result, bucket_tokens(r.source));
   if (out.trace) out.report["trace"] = trace_report(*out.trace, r.config);
   if (r.record.timeline) out.timeline = make_system_timeline(r.config, out.programs, out.result);
   return out;

@@ -67,7 +67,8 @@ def test_w8a16_computes_in_bf16_at_the_bf16_rate(systolic_bin, tmp_path):
 
 def test_energy_per_mac_unchanged_and_idle_counted_in_pe_cycles(systolic_bin, tmp_path):
     for rate in ("1", "2"):
-        r = gemm_report(tmp_path, f"e{rate}", ", dtype: int8", f"mxu.rate.int8={rate}")
+        # At 45 nm, the per-event energies' own node: no node factor (docs/area.md).
+        r = gemm_report(tmp_path, f"e{rate}", ", dtype: int8", f"mxu.rate.int8={rate}", "area.node=45nm")
         config, totals = r["config"], r["totals"]
         pe_cycles = config["mxu"]["rows"] * config["mxu"]["cols"] * config["mxu"]["count"] * totals["cycles"]
         # A PE packing two products is busy half a PE-cycle per MAC.

@@ -85,8 +85,7 @@ def run_point(task):
                 raise systolic.InputError(
                     f"{task['config']}: config file differs on this worker from the one the "
                     f"sweep was planned with")
-            res = systolic.run(config, workload=task["workload"], bucket=task.get("bucket"),
-                               phase=task.get("phase") or "prefill")
+            res = systolic.run(config, workload=task["workload"], **task.get("workload_opts", {}))
             report = res.to_dict()
             result["metrics"] = extract_metrics(report, task["metrics"])
             result["generator"] = report.get("generator")

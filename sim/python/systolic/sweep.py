@@ -8,7 +8,10 @@ A spec (YAML) names a base config, one or more workloads, a grid and/or a list o
 overrides, and the metrics to keep. Every point runs in a worker process, in a local process
 pool or on a Dask cluster; each result is committed to OUTDIR/sweep.sqlite as soon as it
 arrives, keyed by a hash of the resolved config and the workload, so a re-run (or a run after
-a kill) skips every finished point. OUTDIR/results.csv is exported at the end.
+a kill) skips every finished point. OUTDIR/results.csv is exported at the end, with
+`feasible` and `pareto` columns when the spec (or --constraint / --pareto) asks for them
+(systolic.pareto). The spec, its metrics and those filters are checked before any point runs
+(systolic._sweep_metrics).
 """
 
 import argparse
@@ -31,7 +34,9 @@ import sys
 import types
 
 import systolic
+from systolic import pareto as _pareto
 from systolic._point import file_sha256, run_point
+from systolic._sweep_metrics import check_metric, expected_columns, reference_report
 
 __all__ = ["SpecError", "Spec", "Point", "load_spec", "expand", "run_sweep", "main",
            "DB_NAME", "CSV_NAME", "SCHEMA_VERSION"]
@@ -66,6 +71,24 @@ SPEC_KEYS = {
     "keep_reports": "also store each point's whole report.json",
     "bucket": "static shape BxS for transformer model workloads (traces/models/)",
     "phase": "prefill (default) or decode, for transformer model workloads",
+    "constraints": "filters on the results, e.g. ['area_mm2 <= 400', 'power_w <= 175']",
+    "pareto": "two or three objectives NAME:max|min, e.g. [tokens_per_s:max, area_mm2:min]",
+}
+
+# Keys of how a workload is instantiated (systolic.run's arguments, `systolic run`'s flags):
+# allowed wherever a config key is (set, grid, list), so a model's shape, phase, tensor
+# parallelism and dtypes are axes like any config key. Each with what its values must be.
+WORKLOAD_KEYS = {
+    "bucket": (str, "a shape BxS, e.g. 1x128"),
+    "phase": (str, "prefill or decode"),
+    "tp": (int, "a positive integer"),
+    "ep": (int, "a positive integer"),
+    "routing": (str, "uniform or skewed"),
+    "skew": (float, "a number"),
+    "routing_seed": (int, "a non-negative integer"),
+    "weight_dtype": (str, "a dtype name, e.g. int8"),
+    "activation_dtype": (str, "a dtype name, e.g. bf16"),
+    "kv_dtype": (str, "a dtype name, e.g. fp8_e4m3"),
 }
 
 
@@ -86,6 +109,10 @@ class Spec:
         self.keep_reports = kw["keep_reports"]
         self.bucket = kw.get("bucket")       # "BxS" or None
         self.phase = kw.get("phase", "prefill")
+        self.workload_set = kw.get("workload_set", {})  # workload keys for every point
+        self.constraints = kw.get("constraints", [])    # pareto.Constraint
+        self.objectives = kw.get("objectives", [])      # pareto.Objective
+        self.columns = kw.get("columns", [])            # the results' columns, known up front
 
     @property
     def swept_keys(self):
@@ -96,9 +123,11 @@ class Spec:
 
     def to_dict(self):
         return {"name": self.name, "source": self.source, "config": self.config,
-                "set": self.set, "workloads": [w for w, _ in self.workloads],
+                "set": {**self.set, **self.workload_set}, "workloads": [w for w, _ in self.workloads],
                 "grid": self.grid, "list": self.cases, "metrics": self.metrics,
-                "keep_reports": self.keep_reports, "bucket": self.bucket, "phase": self.phase}
+                "keep_reports": self.keep_reports, "bucket": self.bucket, "phase": self.phase,
+                "constraints": [c.text for c in self.constraints],
+                "pareto": [o.text for o in self.objectives]}
 
 
 class _Lines:
@@ -174,7 +203,7 @@ def _flat_keys(d, prefix=""):
 
 def _check_keys(keys, known, base_config, lines, *path):
     for key in keys:
-        if key in known:
+        if key in known or key in WORKLOAD_KEYS:
             continue
         try:  # the simulator's own message, with its "did you mean"
             systolic.load_config(base_config, [f"{key}=0"])
@@ -182,6 +211,64 @@ def _check_keys(keys, known, base_config, lines, *path):
         except systolic.InputError as e:
             message = str(e).replace(f"--set '{key}=0': ", "")
         raise lines.error(message, *path, key)
+
+
+def _check_workload_value(key, value, lines, *path):
+    kind, what = WORKLOAD_KEYS[key]
+    ok = (isinstance(value, str) if kind is str else
+          isinstance(value, int) and not isinstance(value, bool) if kind is int else
+          isinstance(value, (int, float)) and not isinstance(value, bool))
+    if ok and key == "phase":
+        ok = value in ("prefill", "decode")
+    if ok and key in ("tp", "ep"):
+        ok = value >= 1
+    if not ok:
+        raise lines.error(f"'{key}': expected {what}, got {value!r}", *path)
+
+
+def _value_kind(v):
+    return "boolean" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else "string"
+
+
+def _split(overrides):
+    """(config overrides, workload keys) of a {key: value} map."""
+    return ({k: v for k, v in overrides.items() if k not in WORKLOAD_KEYS},
+            {k: v for k, v in overrides.items() if k in WORKLOAD_KEYS})
+
+
+def size_column(key):
+    """The MiB column beside a swept size key (sram.vmem_bytes -> sram.vmem_mib), else None."""
+    return key[:-len("_bytes")] + "_mib" if key.endswith("_bytes") else None
+
+
+def _results_columns(swept, metric_columns):
+    cols = []
+    for k in swept:
+        cols += [k] + ([size_column(k)] if size_column(k) else [])
+    return cols + metric_columns
+
+
+def _check_results_filters(data, lines, columns):
+    """The spec's constraints and Pareto objectives, parsed against the results' columns."""
+    raw = data.get("constraints") or []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise lines.error("'constraints': expected a list like ['area_mm2 <= 400']", "constraints")
+    constraints = []
+    for i, text in enumerate(raw):
+        try:
+            constraints.append(_pareto.parse_constraint(text, columns))
+        except _pareto.ParetoError as e:
+            raise lines.error(str(e), "constraints", i) from None
+    objectives = data.get("pareto") or []
+    if not isinstance(objectives, (list, str)):
+        raise lines.error("'pareto': expected a list like [tokens_per_s:max, area_mm2:min]", "pareto")
+    try:
+        objectives = _pareto.parse_objectives(objectives, columns)
+    except _pareto.ParetoError as e:
+        raise lines.error(str(e), "pareto") from None
+    return constraints, objectives
 
 
 def load_spec(spec, base_dir=None):
@@ -251,6 +338,9 @@ def load_spec(spec, base_dir=None):
 
     base_set = _flat_overrides(data.get("set") or {}, lines, "set")
     _check_keys(base_set, known, config, lines, "set")
+    for key, value in base_set.items():
+        if key in WORKLOAD_KEYS:
+            _check_workload_value(key, value, lines, "set", key)
 
     if ("workload" in data) == ("workloads" in data):
         raise lines.error("give exactly one of 'workload: FILE' or 'workloads: [FILE, ...]'")
@@ -281,6 +371,13 @@ def load_spec(spec, base_dir=None):
                                   f"got {v!r}", "grid", key)
         if len(set(map(json.dumps, values))) != len(values):
             raise lines.error(f"grid '{key}': a value is listed twice", "grid", key)
+        kinds = sorted({_value_kind(v) for v in values})
+        if len(kinds) > 1:
+            raise lines.error(f"grid '{key}': mixed types ({' and '.join(k + 's' for k in kinds)}): write every value "
+                              f"the same way, e.g. all sizes as '16 MiB' or all as bytes", "grid", key)
+        if key in WORKLOAD_KEYS:
+            for v in values:
+                _check_workload_value(key, v, lines, "grid", key)
         grid[str(key)] = values
     _check_keys(grid, known, config, lines, "grid")
 
@@ -295,6 +392,8 @@ def load_spec(spec, base_dir=None):
             if key in grid:
                 raise lines.error(f"'{key}' is swept by both 'grid' and 'list' entry {i + 1}",
                                   "list", i)
+            if key in WORKLOAD_KEYS:
+                _check_workload_value(key, flat[key], lines, "list", i)
         cases.append(flat)
 
     metrics = data.get("metrics", DEFAULT_METRICS)
@@ -318,6 +417,19 @@ def load_spec(spec, base_dir=None):
             raise lines.error(f"metric '{m}': report.json has no section '{root}' "
                               f"(did you mean '{close[0]}'?)", "metrics", i)
 
+    config_set, workload_set = _split(base_set)
+    try:
+        reference = reference_report(config, config_set)
+    except systolic.InputError as e:
+        raise lines.error(f"'set': {e}", "set") from None
+    for i, m in enumerate(metrics):
+        problem = check_metric(reference, m)
+        if problem:
+            raise lines.error(problem, "metrics", i)
+    swept = list(grid) + [k for case in cases for k in case if k not in grid]
+    columns = _results_columns(list(dict.fromkeys(swept)), expected_columns(reference, metrics))
+    constraints, objectives = _check_results_filters(data, lines, columns)
+
     keep = data.get("keep_reports", False)
     if not isinstance(keep, bool):
         raise lines.error("'keep_reports': expected true or false", "keep_reports")
@@ -328,10 +440,14 @@ def load_spec(spec, base_dir=None):
     phase = data.get("phase", "prefill")
     if phase not in ("prefill", "decode"):
         raise lines.error(f"'phase': expected prefill or decode, got {phase!r}", "phase")
+    for key, value in (("bucket", bucket), ("phase", phase if "phase" in data else None)):
+        if value is not None:
+            workload_set.setdefault(key, value)
 
-    return Spec(name=name, source=source, base_dir=base_dir, config=config, set=base_set,
+    return Spec(name=name, source=source, base_dir=base_dir, config=config, set=config_set,
                 workloads=workloads, grid=grid, cases=cases, metrics=list(metrics),
-                keep_reports=keep, bucket=bucket, phase=phase)
+                keep_reports=keep, bucket=bucket, phase=phase, workload_set=workload_set,
+                constraints=constraints, objectives=objectives, columns=columns)
 
 
 # ----------------------------------------------------------------------------- points
@@ -348,13 +464,15 @@ def point_hash(resolved_config, workload, workload_sha256):
 
 
 class Point:
-    def __init__(self, index, workload, workload_path, workload_sha256, swept, overrides):
+    def __init__(self, index, workload, workload_path, workload_sha256, swept, overrides,
+                 workload_opts=None):
         self.index = index
         self.workload = workload              # as written in the spec
         self.workload_path = workload_path    # absolute
         self.workload_sha256 = workload_sha256
         self.swept = swept                    # the keys this point varies
         self.overrides = overrides            # set + swept: everything applied to the config
+        self.workload_opts = workload_opts or {}  # bucket, phase, tp, dtypes: systolic.run's
         self.config = None                    # resolved config dict, or None
         self.error = None                     # why it could not be resolved
         self.hash = None
@@ -364,7 +482,7 @@ class Point:
                 "overrides": {k: v for k, v in self.overrides.items()},
                 "resolved_config": self.config, "workload": self.workload_path,
                 "workload_sha256": self.workload_sha256, "metrics": spec.metrics,
-                "keep_report": spec.keep_reports, "bucket": spec.bucket, "phase": spec.phase}
+                "keep_report": spec.keep_reports, "workload_opts": dict(self.workload_opts)}
 
 
 def expand(spec):
@@ -379,11 +497,13 @@ def expand(spec):
         for case in cases:
             for combo in combos or [{}]:
                 swept = {**case, **combo}
-                p = Point(len(points), written, path, sha, swept, {**spec.set, **swept})
+                config_swept, workload_swept = _split(swept)
+                opts = {**spec.workload_set, **workload_swept}
+                p = Point(len(points), written, path, sha, swept, {**spec.set, **config_swept}, opts)
                 try:
                     p.config = systolic.load_config(spec.config, p.overrides).to_dict()
-                    # A model at a shape is a different workload from the model file alone.
-                    shape = "" if spec.bucket is None else f"@{spec.bucket}:{spec.phase}"
+                    # A model at a shape (and its tp, dtypes) is another workload than the file.
+                    shape = "@" + canonical_json(opts) if opts else ""
                     p.hash = point_hash(p.config, written + shape, sha)
                 except systolic.InputError as e:
                     # Unresolvable (e.g. a value out of range): recorded as a failed point, keyed
@@ -391,7 +511,7 @@ def expand(spec):
                     p.error = str(e)
                     p.hash = hashlib.sha256(canonical_json(
                         {"unresolved": {"config_sha256": file_sha256(spec.config),
-                                        "overrides": p.overrides},
+                                        "overrides": p.overrides, "workload_opts": opts},
                          "workload": written, "workload_sha256": sha}).encode()).hexdigest()
                 points.append(p)
     return points
@@ -462,6 +582,10 @@ class Store:
                 for h, status, metrics in self.conn.execute(
                     "SELECT hash, status, metrics FROM points")}
 
+    def errors(self):
+        """{hash: error message} of the failed points."""
+        return dict(self.conn.execute("SELECT hash, error FROM points WHERE status = 'error'"))
+
     def start_run(self, spec, executor, points, skipped):
         cur = self.conn.execute(
             "INSERT INTO runs (started_at, status, executor, spec, points, skipped) "
@@ -482,7 +606,7 @@ class Store:
             "metrics, report, seconds, worker, generator, run_id, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (point.hash, result["status"], result.get("error"), point.workload,
-             json.dumps(point.overrides),
+             json.dumps({**point.overrides, **point.workload_opts}),
              json.dumps(point.config) if point.config is not None else None,
              json.dumps(metrics) if metrics is not None else None, result.get("report"),
              result.get("seconds"), result.get("worker"), result.get("generator"), run_id,
@@ -504,6 +628,30 @@ class Store:
         self.conn.close()
 
 
+def _resolved(config, key):
+    node = config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def swept_values(point, swept):
+    """{column: value} of a point's swept keys: the resolved config value (so '16 MiB' is the
+    number 16777216 and axes sort numerically), with a MiB column beside every size."""
+    out = {}
+    for k in swept:
+        v = point.swept.get(k)
+        if k not in WORKLOAD_KEYS and point.config is not None and v is not None:
+            resolved = _resolved(point.config, k)
+            v = resolved if resolved is not None else v
+        out[k] = v
+        if size_column(k):
+            out[size_column(k)] = v / 2**20 if isinstance(v, (int, float)) else None
+    return out
+
+
 def results_table(spec, points, store):
     """(columns, rows) of the spec's points in spec order, one column per swept key and per
     metric: what results.csv holds."""
@@ -514,13 +662,13 @@ def results_table(spec, points, store):
             if m not in metric_cols:
                 metric_cols.append(m)
     swept = spec.swept_keys
-    cols = ["point", "hash", "status", "workload"] + swept + metric_cols + ["seconds", "run_id",
-                                                                          "error"]
+    cols = (["point", "hash", "status", "workload"] + _results_columns(swept, []) + metric_cols
+            + ["seconds", "run_id", "error"])
     rows = []
     for p in points:
         r = done.get(p.hash)
         row = {"point": p.index, "hash": p.hash, "workload": p.workload}
-        row.update({k: p.swept.get(k) for k in swept})
+        row.update(swept_values(p, swept))
         if r is None:
             row.update(status="pending")
         else:
@@ -759,8 +907,27 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
+def _with_filters(spec, constraints, pareto):
+    """The spec with constraints and Pareto objectives given beside it (the CLI's
+    --constraint and --pareto, run_sweep's arguments) added; checked against its columns."""
+    if not constraints and not pareto:
+        return spec
+    if isinstance(constraints, str):
+        constraints = [constraints]
+    extra = [_pareto.parse_constraint(c, spec.columns) for c in constraints or []]
+    spec.constraints = spec.constraints + extra
+    if pareto:
+        spec.objectives = _pareto.parse_objectives(pareto, spec.columns)
+    return spec
+
+
+def _stale_metric_failure(error):
+    # A point that failed only because a metric was missing is re-run once the metrics change.
+    return bool(error) and error.startswith("metric '")
+
+
 def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=True,
-              dry_run=False):
+              dry_run=False, constraints=None, pareto=None):
     """Runs every point of `spec` not already in OUTDIR/sweep.sqlite and returns a pandas
     DataFrame of all the spec's points (what OUTDIR/results.csv holds).
 
@@ -770,9 +937,11 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
     retry_failed: also re-run points recorded as failed. dry_run: plan only, run nothing.
 
     The DataFrame's .attrs carry the counts: points, skipped, ran, failed, interrupted.
+    constraints: filters like 'area_mm2 <= 400'; pareto: 'tokens_per_s:max,area_mm2:min' or a
+    list; both add to the spec's and give the frame `feasible` and `pareto` columns.
     Raises SpecError (a systolic.InputError) for a bad spec; a failing point does not raise.
     """
-    spec = load_spec(spec)
+    spec = _with_filters(load_spec(spec), constraints, pareto)
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise SpecError(f"jobs: expected a positive integer, got {jobs!r}")
     jobs = jobs or os.cpu_count() or 1
@@ -783,11 +952,14 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
     store = Store(os.path.join(outdir, DB_NAME))
     try:
         finished = store.finished()
+        errors = store.errors()
         todo, seen = [], set()
         for p in points:
             status, stored = finished.get(p.hash, (None, set()))
             if status == "ok" and not _covers(stored, spec.metrics):
                 status = None  # finished before these metrics were asked for: run again
+            if status == "error" and _stale_metric_failure(errors.get(p.hash)):
+                status = None
             if p.hash in seen or status == "ok" or (status == "error" and not retry_failed):
                 continue
             seen.add(p.hash)
@@ -795,7 +967,7 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
         distinct = len({p.hash for p in points})
         skipped = distinct - len(todo)
         stats = {"points": len(points), "distinct": distinct, "skipped": skipped, "ran": 0,
-                 "failed": 0, "interrupted": False}
+                 "failed": 0, "failed_now": 0, "interrupted": False}
         if dry_run:
             if progress:
                 sys.stderr.write(f"sweep {spec.name}: {len(points)} points, {skipped} already "
@@ -810,7 +982,7 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
         def on_result(point, result):
             store.record(point, result, run_id)
             stats["ran"] += 1
-            stats["failed"] += result["status"] != "ok"
+            stats["failed_now"] += result["status"] != "ok"
             bar.update(result["status"] == "ok")
 
         runnable = []
@@ -841,15 +1013,10 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
             if own_client:
                 client.close()
             bar.close()
-            store.end_run(run_id, status, stats["ran"], stats["failed"])
+            store.end_run(run_id, status, stats["ran"], stats["failed_now"])
         frame = _frame(spec, points, store, stats, outdir)
         if progress:
-            failed_total = int((frame["status"] == "error").sum()) if len(frame) else 0
-            what = "interrupted; re-run to resume" if stats["interrupted"] else "done"
-            sys.stderr.write(
-                f"sweep {spec.name}: {what}: {len(points)} points, {stats['ran']} ran now, "
-                f"{skipped} were already done, {failed_total} failed in all\n"
-                f"  {os.path.join(outdir, DB_NAME)}\n  {os.path.join(outdir, CSV_NAME)}\n")
+            _summary(spec, frame, stats, outdir)
         return frame
     finally:
         store.close()
@@ -857,15 +1024,42 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
 
 
 def _frame(spec, points, store, stats, outdir=None):
+    """The results as a DataFrame (and results.csv). attrs["failed"] counts every failed point
+    of the spec, those recorded by earlier runs too; "failed_now" this run's only."""
     import pandas as pd
 
     cols, rows = results_table(spec, points, store)
+    groups = ["workload"] + [k for k in spec.swept_keys if k in WORKLOAD_KEYS]
+    cols, rows = _pareto.annotate(cols, rows, spec.constraints, spec.objectives, groups)
     if outdir is not None:
         write_csv(os.path.join(outdir, CSV_NAME), cols, rows)
     frame = pd.DataFrame(rows, columns=cols)
     frame.attrs.update(stats)
+    frame.attrs["failed"] = int((frame["status"] == "error").sum()) if len(frame) else 0
+    frame.attrs["failed_earlier"] = frame.attrs["failed"] - stats["failed_now"]
     frame.attrs["database"] = store.path
     return frame
+
+
+def _summary(spec, frame, stats, outdir):
+    what = "interrupted; re-run to resume" if stats["interrupted"] else "done"
+    lines = [f"sweep {spec.name}: {what}: {stats['points']} points, {stats['ran']} ran now, "
+             f"{stats['skipped']} were already done, {frame.attrs['failed']} failed in all"]
+    if frame.attrs["failed_earlier"]:
+        lines.append(f"  {frame.attrs['failed_earlier']} of the failures were recorded by an earlier "
+                     f"run and not re-run: --retry-failed re-runs them")
+    if "feasible" in frame:
+        lines.append(f"  {int(frame['feasible'].sum())} of {int((frame['status'] == 'ok').sum())} "
+                     f"finished points meet " + " and ".join(c.text for c in spec.constraints))
+    if "pareto" in frame:
+        cols = list(dict.fromkeys(spec.swept_keys + [o.column for o in spec.objectives]))
+        front = frame[frame["pareto"]]
+        lines.append(f"  Pareto front ({', '.join(o.text for o in spec.objectives)}): "
+                     f"{len(front)} points")
+        lines += ["    " + line for line in front[["point", "workload"] + cols].to_string(
+            index=False).splitlines()] if len(front) else []
+    lines += [f"  {os.path.join(outdir, DB_NAME)}", f"  {os.path.join(outdir, CSV_NAME)}"]
+    sys.stderr.write("\n".join(lines) + "\n")
 
 
 # ----------------------------------------------------------------------------- command line
@@ -889,6 +1083,12 @@ def main(argv=None):
     parser.add_argument("--dry-run", action="store_true",
                         help="print how many points would run; run nothing")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--constraint", action="append", metavar="'NAME OP NUMBER'",
+                        help="keep points meeting this, e.g. 'area_mm2 <= 400' (repeatable; adds a "
+                        "`feasible` column)")
+    parser.add_argument("--pareto", metavar="NAME:DIR,...",
+                        help="Pareto front over 2-3 objectives, e.g. tokens_per_s:max,area_mm2:min "
+                        "(adds a `pareto` column; the front is printed)")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error("-j/--jobs: expected a positive integer")
@@ -897,7 +1097,7 @@ def main(argv=None):
         outdir = args.outdir or os.path.join("out", "sweeps", spec.name)
         frame = run_sweep(spec, outdir, jobs=args.jobs, dask=args.dask,
                           retry_failed=args.retry_failed, progress=not args.quiet,
-                          dry_run=args.dry_run)
+                          dry_run=args.dry_run, constraints=args.constraint, pareto=args.pareto)
     except systolic.InputError as e:
         sys.stderr.write(f"systolic: error: {e}\n")
         return 2

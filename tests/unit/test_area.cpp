@@ -1,0 +1,92 @@
+// The area and cost model (docs/area.md): published dies (TPU v1 at 28 nm, TPU v4i at 7 nm)
+// within 20 % and their large blocks in the published order, block areas adding up to the
+// total, the per-unit figures worked by hand, and SRAM energy growing with the bank.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "models/area/die_cost.hpp"
+#include "models/area/pe_area.hpp"
+#include "models/area/sram_model.hpp"
+#include "models/chip/chip_area.hpp"
+#include "sim/config/config.hpp"
+
+using namespace systolic;
+using Catch::Detail::Approx;
+
+namespace {
+
+ChipConfig preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides);
+}
+
+}  // namespace
+
+TEST_CASE("TPU v1: total within 20 % of the published die, blocks in the floorplan's order", "[area]") {
+  // Jouppi et al., ISCA 2017: die <= 331 mm^2; Unified Buffer 29 %, matrix unit 24 %,
+  // accumulators 6 % (Figure 2). The PE and SRAM calibrations come from this die, so its total is
+  // a consistency check; the accumulators' share is not calibrated.
+  const ChipArea a = chip_area(preset("tpu-v1"));
+  CHECK(std::abs(a.total() - 331.0) / 331.0 < 0.20);
+  CHECK(a.of(AreaBlock::vmem) > a.of(AreaBlock::mxu));
+  CHECK(a.of(AreaBlock::mxu) > a.of(AreaBlock::accumulators));
+  CHECK(a.of(AreaBlock::accumulators) / a.total() == Approx(0.06).margin(0.02));
+}
+
+TEST_CASE("TPU v4i: total within 20 % of the published die (nothing calibrated on it)", "[area]") {
+  // Jouppi et al., ISCA 2021, Table 1: 7 nm, < 400 mm^2.
+  const ChipArea a = chip_area(preset("tpu-v4i"));
+  CHECK(std::abs(a.total() - 400.0) / 400.0 < 0.20);
+  // 144 MiB of SRAM outweighs the four bf16 MXUs, which outweigh the vector unit.
+  const double sram = a.of(AreaBlock::vmem) + a.of(AreaBlock::weights) + a.of(AreaBlock::accumulators);
+  CHECK(sram > a.of(AreaBlock::mxu));
+  CHECK(a.of(AreaBlock::mxu) > a.of(AreaBlock::vpu));
+}
+
+TEST_CASE("Block areas add up to the total and the uncore is its configured share", "[area]") {
+  for (const char* name : {"tpu-v1", "tpu-v4i", "tpu-v5e-8", "tiny-4x4"}) {
+    const ChipConfig c = preset(name);
+    const ChipArea a = chip_area(c);
+    double sum = 0;
+    for (double v : a.mm2) sum += v;
+    CHECK(sum == Approx(a.total()).epsilon(1e-12));
+    CHECK(a.of(AreaBlock::uncore) / a.total() == Approx(c.area.uncore_fraction).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("Per-unit areas worked by hand", "[area]") {
+  // Horowitz 2014 (45 nm): 8b mult 282 + 32b add 137 um^2, plus 56 register bits (two 8-bit
+  // weights, an 8-bit activation, a 32-bit partial sum) at 4.522 um^2 (NanGate45 DFF_X1).
+  CHECK(pe_um2_at_45nm(DType::int8) == Approx(282 + 137 + 56 * 4.522));
+  // bf16: the fp16 multiplier (1640) x 64/121, the fp32 adder (4184), 80 register bits.
+  CHECK(pe_um2_at_45nm(DType::bf16) == Approx(1640.0 * 64 / 121 + 4184 + 80 * 4.522));
+  // 1 MiB of 0.027 um^2 cells at 27 % efficiency: 8 Mi bits x 0.027 / 0.27 = 0.8389 mm^2.
+  CHECK(sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27) == Approx(8388608 * 0.027e-6 / 0.27));
+  CHECK(sram_mm2(2 << 20, node_factors(TechNode::n7), 0.27) ==
+        Approx(2 * sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27)));
+  // Doubling the array doubles the MXU area; moving 45 -> 7 nm multiplies it by the logic factor.
+  const ChipConfig v4i = preset("tpu-v4i");
+  const double mxu7 = chip_area(v4i).of(AreaBlock::mxu);
+  CHECK(chip_area(preset("tpu-v4i", {"mxu.count=8"})).of(AreaBlock::mxu) == Approx(2 * mxu7));
+  CHECK(chip_area(preset("tpu-v4i", {"area.node=45nm"})).of(AreaBlock::mxu) *
+            node_factors(TechNode::n7).logic_area ==
+        Approx(mxu7));
+}
+
+TEST_CASE("SRAM access energy grows with the bank as Horowitz's three sizes", "[area][energy]") {
+  // 8 KiB: 10 pJ per 64 bits = 1.25 pJ/B; 32 KiB: 20 pJ; 1 MiB: ~100 pJ (the fit gives 113).
+  CHECK(sram_pj_per_byte(8 << 10, 10.0, 0.5) == Approx(1.25));
+  CHECK(sram_pj_per_byte(32 << 10, 10.0, 0.5) == Approx(2.5));
+  CHECK(sram_pj_per_byte(1 << 20, 10.0, 0.5) == Approx(12.5).epsilon(0.14));
+  CHECK(sram_pj_per_byte(4 << 20, 10.0, 0.5) > sram_pj_per_byte(1 << 20, 10.0, 0.5));
+}
+
+TEST_CASE("Die cost: gross dies, Poisson yield, wafer price", "[area]") {
+  // 100 mm^2 on a 300 mm wafer: pi 150^2 / 100 - pi 300 / sqrt(200) = 706.86 - 66.64 = 640.2;
+  // yield exp(-1 cm^2 x 0.1) = 0.9048; 7 nm wafer 9346 USD / (640.2 x 0.9048) = 16.13 USD.
+  const DieCost c = die_cost(100.0, node_factors(TechNode::n7), 0.1);
+  CHECK(c.dies_per_wafer == Approx(640.22).epsilon(1e-4));
+  CHECK(c.yield == Approx(std::exp(-0.1)));
+  CHECK(c.usd == Approx(9346.0 / (640.22 * std::exp(-0.1))).epsilon(1e-4));
+}
