@@ -28,21 +28,6 @@ struct PackCliOptions {
   bool quiet = false;
 };
 
-void add_serving_options(CLI::App* cmd, PackRequest& r) {
-  cmd->add_option("--scheduler", r.scheduler,
-                  serving::schedulers().choices(" | ") + "; default " + r.scheduler + " (docs/serving.md)");
-  cmd->add_option("--chunk-tokens", r.chunk_tokens,
-                  fmt::format("chunked: prompt tokens per step (default {}, as in Sarathi-Serve)", r.chunk_tokens));
-  cmd->add_option("--slo-ttft", r.slo_ttft_s, "SLO on the time to first token, seconds (with --slo-tbt)");
-  cmd->add_option("--slo-tbt", r.slo_tbt_s, "SLO on the mean time between tokens, seconds (with --slo-ttft)");
-  cmd->add_option("--replicas", r.replicas, "Replicas of the chip serving the log (default 1)");
-  cmd->add_option("--router", r.router, serving::routers().choices(" | ") + ": which replica serves a request; default " +
-                                            r.router);
-  cmd->add_option("--rate-scale", r.rate_scale, "Divide every arrival time by X (offer the log X times as fast)");
-  cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
-  cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
-}
-
 // requests.csv for the first bucket set, requests-<set>.csv for the others.
 std::string requests_csv_name(size_t set, const std::string& name) {
   return set == 0 ? "requests.csv" : fmt::format("requests-{}.csv", name);
@@ -63,6 +48,23 @@ void write_outputs(const PackCliOptions& o, const PackOutput& out) {
 }
 }  // namespace
 
+void add_serving_options(CLI::App* cmd, PackRequest& r) {
+  cmd->add_option("--scheduler", r.scheduler,
+                  serving::schedulers().choices(" | ") + "; default " + r.scheduler + " (docs/serving.md)");
+  cmd->add_option(
+      "--chunk-tokens", r.chunk_tokens,
+      fmt::format("chunked: prompt tokens per step (default {}, as in Sarathi-Serve)", r.chunk_tokens));
+  cmd->add_option("--slo-ttft", r.slo_ttft_s, "SLO on the time to first token, seconds (with --slo-tbt)");
+  cmd->add_option("--slo-tbt", r.slo_tbt_s, "SLO on the mean time between tokens, seconds (with --slo-ttft)");
+  cmd->add_option(
+      "--router", r.router,
+      serving::routers().choices(" | ") + ": which replica serves a request; default " + r.router);
+  cmd->add_option("--rate-scale", r.rate_scale,
+                  "Divide every arrival time by X (offer the log X times as fast)");
+  cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
+  cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
+}
+
 Command add_pack_command(CLI::App& app) {
   auto o = std::make_shared<PackCliOptions>();
   PackRequest& r = o->request;
@@ -82,6 +84,7 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_option("--compile-stall", r.compile_stall_s, "Seconds one compilation stalls dispatch (default 30)");
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");
   add_serving_options(cmd, r);
+  cmd->add_option("--replicas", r.replicas, "Replicas of the chip serving the log (default 1)");
   cmd->add_option("-o,--outdir", o->outdir, "Directory for report.json and requests.csv (default: out)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the tables");
   cmd->add_option("--timeline", o->timeline,
