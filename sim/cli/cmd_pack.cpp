@@ -63,6 +63,10 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
                   "Divide every arrival time by X (offer the log X times as fast)");
   cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
+  cmd->add_option(
+      "--tp", r.tp,
+      "Chips per replica on a multi-chip config: 1 (default) or its chip count (the model sharded, "
+      "as run --tp)");
 }
 
 Command add_pack_command(CLI::App& app) {
@@ -84,7 +88,8 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_option("--compile-stall", r.compile_stall_s, "Seconds one compilation stalls dispatch (default 30)");
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");
   add_serving_options(cmd, r);
-  cmd->add_option("--replicas", r.replicas, "Replicas of the chip serving the log (default 1)");
+  cmd->add_option("--replicas", r.replicas,
+                  "Replicas serving the log (default: the config's chips / --tp; copies of a single chip)");
   cmd->add_option("-o,--outdir", o->outdir, "Directory for report.json and requests.csv (default: out)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the tables");
   cmd->add_option("--timeline", o->timeline,

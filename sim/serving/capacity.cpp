@@ -146,11 +146,11 @@ ReplicaSearch fewest_replicas(const CapacityReplay& replay, const CapacityOption
   return out;
 }
 
-json rate_json(const RateSearch& s) {
+json rate_json(const RateSearch& s, int64_t chips_per_replica) {
   json curve = json::array();
-  for (const CapacityPoint& p : s.curve) curve.push_back(point_json(p, 1));
-  return {{"highest", maybe_point(s.highest, 1)},
-          {"lowest_failed", maybe_point(s.lowest_failed, 1)},
+  for (const CapacityPoint& p : s.curve) curve.push_back(point_json(p, chips_per_replica));
+  return {{"highest", maybe_point(s.highest, chips_per_replica)},
+          {"lowest_failed", maybe_point(s.lowest_failed, chips_per_replica)},
           {"monotone", s.monotone},
           {"curve", curve}};
 }
@@ -165,14 +165,14 @@ std::string capacity_csv(const RateSearch* rate, const ReplicaSearch* replicas, 
   std::string out =
       "search,rate_factor,offered_rps,replicas,chips,attainment,ttft_p99_s,tbt_p99_s,goodput_rps,"
       "sustained\n";
-  if (rate) out += csv_rows("rate", rate->curve, 1);
+  if (rate) out += csv_rows("rate", rate->curve, chips_per_replica);
   if (replicas) out += csv_rows("replicas", replicas->curve, chips_per_replica);
   return out;
 }
 
-std::string format_rate(const RateSearch& s, const CapacityOptions& o) {
-  std::string out =
-      fmt::format("highest rate one replica sustains ({}):\n{}", slo_text(o), format_curve(s.curve, 1));
+std::string format_rate(const RateSearch& s, const CapacityOptions& o, int64_t chips_per_replica) {
+  std::string out = fmt::format("highest rate one replica sustains ({}):\n{}", slo_text(o),
+                                format_curve(s.curve, chips_per_replica));
   if (!s.highest)
     out += "answer: no rate tried sustains the SLOs (requests miss them even when they arrive far apart)\n";
   else if (!s.lowest_failed)

@@ -72,10 +72,10 @@ ReplicaSearch fewest_replicas(const CapacityReplay& replay, const CapacityOption
 
 // capacity.json's `rate` and `replicas` sections, capacity.csv's rows and the terminal's text
 // (docs/report.md, "capacity reports"); `chips_per_replica` turns replicas into chips.
-nlohmann::ordered_json rate_json(const RateSearch& search);
+nlohmann::ordered_json rate_json(const RateSearch& search, int64_t chips_per_replica);
 nlohmann::ordered_json replicas_json(const ReplicaSearch& search, int64_t chips_per_replica);
 std::string capacity_csv(const RateSearch* rate, const ReplicaSearch* replicas, int64_t chips_per_replica);
-std::string format_rate(const RateSearch& search, const CapacityOptions& options);
+std::string format_rate(const RateSearch& search, const CapacityOptions& options, int64_t chips_per_replica);
 std::string format_replicas(const ReplicaSearch& search, const CapacityOptions& options,
                             int64_t chips_per_replica);
 

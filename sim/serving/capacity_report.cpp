@@ -43,6 +43,7 @@ json header(const ChipConfig& config, const CapacityRequest& r, const ServingSet
   j["model"] = p.model;
   j["requests"] = {{"path", p.requests}, {"count", setup.log.requests.size()}};
   j["bucket_set"] = {{"name", setup.serve[0].buckets.name}, {"path", setup.serve[0].buckets.path}};
+  j["tp"] = setup.tp;
   j["scheduler"] = p.scheduler;
   j["router"] = p.router;
   j["overflow"] = p.overflow;
@@ -66,7 +67,7 @@ CapacityOutput capacity_report(const ChipConfig& config, const CapacityRequest& 
   const ServingSetup setup = prepare_serving(config, r.serving);
   const serving::CapacityOptions options = capacity_options(r, setup.slo);
 
-  ShapeSimulator sim(config, r.serving.model);
+  ShapeSimulator sim(setup.replica, r.serving.model, setup.tp);
   const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, setup.serve[0]);
   const serving::CapacityReplay replay = [&](double rate_factor, int64_t replicas) {
     const packing::RequestLog log = serving::scale_rate(setup.log, rate_factor);
@@ -83,16 +84,16 @@ CapacityOutput capacity_report(const ChipConfig& config, const CapacityRequest& 
   std::optional<serving::ReplicaSearch> replicas;
   if (search != CapacitySearch::replicas) {
     rate = serving::highest_rate(replay, options);
-    out.report["rate"] = serving::rate_json(*rate);
-    out.text += serving::format_rate(*rate, options);
+    out.report["rate"] = serving::rate_json(*rate, setup.tp);
+    out.text += serving::format_rate(*rate, options, setup.tp);
   }
   if (search != CapacitySearch::rate) {
     replicas = serving::fewest_replicas(replay, options);
-    out.report["replicas"] = serving::replicas_json(*replicas, 1);
-    out.text += (out.text.empty() ? "" : "\n") + serving::format_replicas(*replicas, options, 1);
+    out.report["replicas"] = serving::replicas_json(*replicas, setup.tp);
+    out.text += (out.text.empty() ? "" : "\n") + serving::format_replicas(*replicas, options, setup.tp);
   }
   out.report["shapes_simulated"] = sim.simulated();
-  out.csv = serving::capacity_csv(rate ? &*rate : nullptr, replicas ? &*replicas : nullptr, 1);
+  out.csv = serving::capacity_csv(rate ? &*rate : nullptr, replicas ? &*replicas : nullptr, setup.tp);
   return out;
 }
 

@@ -58,7 +58,7 @@ json tax_json(const serving::ServeResult& served, const serving::ServeResult& ba
           {"energy", t.energy_pj / b.energy_pj - 1}};
 }
 
-json report_header(const ChipConfig& config, const PackRequest& r, size_t requests, int64_t skipped) {
+json report_header(const ChipConfig& config, const PackRequest& r, const ServingSetup& setup) {
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["pack_schema"] = kPackSchemaVersion;
@@ -66,12 +66,20 @@ json report_header(const ChipConfig& config, const PackRequest& r, size_t reques
   report["config"] = config_to_json(config);
   report["memory_timing"] = memory_timing(config);
   report["model"] = r.model;
-  report["requests"] = {{"path", r.requests}, {"count", requests}, {"skipped_lines", skipped}};
-  report["policy"] = {{"packer", r.packer}, {"window_ms", r.window_ms}, {"overflow", r.overflow},
-                      {"compile_new_shapes", r.compile_new_shapes}, {"compile_stall_s", r.compile_stall_s},
-                      {"scheduler", r.scheduler}, {"replicas", r.replicas}, {"router", r.router},
+  report["requests"] = {
+      {"path", r.requests}, {"count", setup.log.requests.size()}, {"skipped_lines", setup.log.skipped_lines}};
+  report["policy"] = {{"packer", r.packer},
+                      {"window_ms", r.window_ms},
+                      {"overflow", r.overflow},
+                      {"compile_new_shapes", r.compile_new_shapes},
+                      {"compile_stall_s", r.compile_stall_s},
+                      {"scheduler", r.scheduler},
+                      {"replicas", setup.replicas},
+                      {"tp", setup.tp},
+                      {"router", r.router},
                       {"rate_scale", r.rate_scale ? json(*r.rate_scale) : json(nullptr)},
-                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)}, {"seed", r.seed}};
+                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)},
+                      {"seed", r.seed}};
   return report;
 }
 
@@ -90,29 +98,29 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
                     {"otherData", {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
                                    {"time_unit", "1 trace us = 1 us of replayed time"}}}};
 
-  ShapeSimulator sim(config, r.model);
+  ShapeSimulator sim(setup.replica, r.model, setup.tp);
   const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, serve[0]);
   // One baseline for every set: `dynamic` with the first set's slot count, prefill batch and
   // KV budget (no shape constraint: the packer and the bucket lengths do not touch it).
   const serving::ServeResult baseline =
-      serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], r.replicas, router);
+      serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], setup.replicas, router);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
     json rep = replay(sim, log, serve[i].buckets, setup.pack);
-    serving::ServeResult result = serving::serve_replicas(log, r.scheduler, cost, serve[i], r.replicas, router);
+    serving::ServeResult result =
+        serving::serve_replicas(log, r.scheduler, cost, serve[i], setup.replicas, router);
     rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
     // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
-    rep["serving"] = {{"scheduler", r.scheduler},
-                      {"replicas", r.replicas},
-                      {"router", r.router},
-                      {"kv", kv_json(serve[i])}};
+    rep["serving"] = {{"scheduler", r.scheduler}, {"replicas", setup.replicas},
+                      {"tp", setup.tp},           {"chips", setup.replicas * setup.tp},
+                      {"router", r.router},       {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, setup.slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
     out.serving.push_back(std::move(result));
     replays.push_back(std::move(rep));
   }
-  out.report = report_header(config, r, log.requests.size(), log.skipped_lines);
+  out.report = report_header(config, r, setup);
   // The first bucket set's results at the top level; every set (the first included) in
   // `replays`, for side-by-side comparison.
   for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];

@@ -16,8 +16,8 @@
 namespace systolic {
 
 // The version of the pack-specific keys of report.json (docs/report.md, "pack reports"); 2:
-// `latency` replaced by `serving`.
-constexpr int kPackSchemaVersion = 2;
+// `latency` replaced by `serving`; 3: multi-chip replicas (`tp`, `chips`).
+constexpr int kPackSchemaVersion = 3;
 
 struct PackOutput {
   nlohmann::ordered_json report;    // report.json: the first set at the top level, every set in "replays"

@@ -16,14 +16,40 @@
 namespace systolic {
 namespace {
 
-// The replay times every shape on one chip; a multi-chip config would report one chip's time
-// as the system's. Refused until pack learns --tp.
-void require_single_chip(const ChipConfig& config) {
-  if (config.ici.topology == IciTopologyKind::none) return;
-  throw InputError(
-      fmt::format("{}: ici.topology = {} makes a {}-chip system; pack replays on one chip and has no "
-                  "--tp yet: expected a single-chip config (ici.topology: none)",
-                  config.source, kIciTopologyNames.name(config.ici.topology), config.ici.chips()));
+// A replica is tp chips of `config`: every chip (tp 1) or the whole system (tp = its chip
+// count), the only degrees the sharding supports (sim/workload/transformer/shard.hpp). With
+// tp 1 on a multi-chip config, a replica is the config's chip alone (no ICI).
+ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
+  const int64_t chips = config.ici.chips();
+  if (chips == 1 && tp != 1)
+    throw InputError(
+        fmt::format("--tp {}: {} is a single chip (ici.topology: none): expected --tp 1 (a replica "
+                    "of several chips needs a multi-chip config)",
+                    tp, config.source));
+  if (tp != 1 && tp != chips)
+    throw InputError(
+        fmt::format("--tp {}: expected 1 (each chip a replica) or {}, the chip count of {} (a replica "
+                    "shards the model over every chip of the system, as run --tp does)",
+                    tp, chips, config.source));
+  if (tp == chips) return config;
+  ChipConfig one = config;
+  one.ici.topology = IciTopologyKind::none;
+  one.ici.dims.clear();
+  return one;
+}
+
+// --replicas on a multi-chip config must match its chips / tp: the config says how many chips
+// there are. On a single chip, --replicas N is N copies of it.
+int64_t replicas_of(const ChipConfig& config, const PackRequest& r) {
+  const int64_t fitting = config.ici.chips() / r.tp;
+  if (!r.replicas) return fitting;
+  serving::validate_replicas(*r.replicas);
+  if (config.ici.chips() > 1 && *r.replicas != fitting)
+    throw InputError(
+        fmt::format("--replicas {}: {} has {} chips, {} per replica (--tp {}): expected {} or no "
+                    "--replicas (a single-chip config serves any number of copies)",
+                    *r.replicas, config.source, config.ici.chips(), r.tp, r.tp, fitting));
+  return *r.replicas;
 }
 
 std::optional<serving::Slo> slo_of(const PackRequest& r) {
@@ -39,7 +65,6 @@ std::optional<serving::Slo> slo_of(const PackRequest& r) {
 }
 
 void validate_counts(const PackRequest& r) {
-  serving::validate_replicas(r.replicas);
   if (r.chunk_tokens < 1)
     throw InputError(fmt::format("--chunk-tokens {}: expected prompt tokens per step >= 1", r.chunk_tokens));
 }
@@ -61,19 +86,31 @@ packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r
   return options;
 }
 
+// The model at one shape on chip 0 of a replica: its share of the model with tp > 1.
+Workload chip_share(const std::string& model, packing::Phase phase, packing::Shape shape, int64_t tp) {
+  WorkloadOptions options = shape_options(phase, shape);
+  if (tp == 1) {
+    Workload w = load_workload(model, options);
+    w.tp = 0;  // one chip per replica: no --tp to suggest
+    return w;
+  }
+  options.tp = tp;
+  return load_system_workloads(model, options, static_cast<int>(tp))[0];
+}
+
 // Lowers the model at every prefill and decode shape of the set; each must hold the model
-// (weights, its KV cache, activations) in the chip's HBM, else InputError naming the bucket
-// (sim/compile/capacity.hpp). Returns the serving options of the set, their KV budget from the
-// same layouts: bytes per token = the longest decode shape's KV cache / its B x L tokens;
-// capacity = hbm.capacity_bytes - the weights - the largest activations of any shape.
-serving::ServeOptions serve_options(const ChipConfig& config, const std::string& model,
+// (weights, its KV cache, activations) in a chip's HBM (its share with tp > 1), else InputError
+// naming the bucket (sim/compile/capacity.hpp). Returns the serving options of the set, their
+// KV budget from the same layouts: bytes per token = the longest decode shape's KV cache / its
+// B x L tokens; capacity = hbm.capacity_bytes - the weights - the largest activations of any
+// shape; both per chip, times tp (every chip of a replica holds an equal share).
+serving::ServeOptions serve_options(const ChipConfig& config, int64_t tp, const std::string& model,
                                     const packing::BucketSet& set, packing::Overflow overflow,
                                     int64_t chunk_tokens) {
   HbmNeed need;
   uint64_t activations = 0;
   const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
-    Workload w = load_workload(model, shape_options(phase, b.shape));
-    w.tp = 0;  // pack replays on one chip: no --tp to suggest
+    const Workload w = chip_share(model, phase, b.shape, tp);
     const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
     require_hbm_fits(
         config, w, 0,
@@ -88,10 +125,11 @@ serving::ServeOptions serve_options(const ChipConfig& config, const std::string&
   const packing::Shape longest = set.decode.back().shape;
   serving::ServeOptions o;
   o.buckets = set;
+  const auto chips = static_cast<double>(tp);
   o.kv_bytes_per_token =
-      static_cast<double>(need.kv_cache) / static_cast<double>(longest.batch * longest.length);
-  o.kv_capacity_bytes = static_cast<double>(config.hbm.capacity_bytes) - static_cast<double>(need.weights) -
-                        static_cast<double>(activations);
+      chips * static_cast<double>(need.kv_cache) / static_cast<double>(longest.batch * longest.length);
+  o.kv_capacity_bytes = chips * (static_cast<double>(config.hbm.capacity_bytes) -
+                                 static_cast<double>(need.weights) - static_cast<double>(activations));
   o.chunk_tokens = chunk_tokens;
   o.model_context = transformer::load_model(model).max_seq.value_or(0);
   o.overflow = overflow == packing::Overflow::split ? serving::Overflow::truncate : serving::Overflow::reject;
@@ -126,9 +164,11 @@ packing::RequestLog offered_log(const PackRequest& r) {
 }  // namespace
 
 ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
-  require_single_chip(config);
   ServingSetup s;
+  s.tp = r.tp;
+  s.replica = replica_config(config, r.tp);
   s.log = offered_log(r);
+  s.replicas = replicas_of(config, r);
   validate_counts(r);
   s.router = &serving::routers().get(r.router, "--router");
   const serving::Scheduler& scheduler = serving::schedulers().get(r.scheduler, "--scheduler");
@@ -137,7 +177,7 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
   for (const auto& b : r.bucket_files) {
     const packing::BucketSet set = packing::load_bucket_set(b);
     packing::check_buckets_fit_array(set, config.mxu.rows, config.mxu.cols);
-    s.serve.push_back(serve_options(config, r.model, set, s.pack.overflow, r.chunk_tokens));
+    s.serve.push_back(serve_options(s.replica, r.tp, r.model, set, s.pack.overflow, r.chunk_tokens));
     serving::validate_common(s.serve.back());
     scheduler.validate(s.serve.back());
   }

@@ -38,11 +38,14 @@ struct PackRequest {
   std::optional<double> slo_tbt_s;
   // Capacity questions: replicas of the chip behind a router; the log's arrivals sped up, or
   // replaced by Poisson arrivals with its lengths (seeded).
-  int64_t replicas = 1;
+  std::optional<int64_t> replicas;  // default: the config's chips / tp (1 on a single chip)
   std::string router = "round-robin";
   std::optional<double> rate_scale;
   std::optional<double> poisson_qps;
   uint64_t seed = 1;
+  // Chips per replica on a multi-chip config: 1 (every chip a replica) or the config's chip
+  // count (the model sharded over all of them, as `systolic run --tp`).
+  int64_t tp = 1;
 };
 
 struct ServingSetup {
@@ -52,10 +55,13 @@ struct ServingSetup {
   std::vector<serving::ServeOptions> serve;  // one per bucket set, its KV budget from the chip
   std::optional<serving::Slo> slo;
   const serving::Router* router = nullptr;
+  ChipConfig replica;    // what one replica is: one chip, or the whole system with tp > 1
+  int64_t tp = 1;        // chips per replica
+  int64_t replicas = 1;  // --replicas, or the config's chips / tp
 };
 
 // Reads the log and the bucket sets and checks every flag against the chip; InputError naming
-// the flag, file or bucket for bad input.
+// the flag, file or bucket for bad input. The KV budget is a replica's: tp chips' worth.
 ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& request);
 
 // The chip simulator as the step-cost oracle: the array tile as the varlen granule, the model's
