@@ -67,6 +67,8 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
       "--tp", r.tp,
       "Chips per replica on a multi-chip config: 1 (default) or its chip count (the model sharded, "
       "as run --tp)");
+  cmd->add_option("--prefill-chips", r.prefill_chips, "disaggregated: chips of the prefill pool (default 1)");
+  cmd->add_option("--decode-chips", r.decode_chips, "disaggregated: chips of the decode pool (default 1)");
 }
 
 Command add_pack_command(CLI::App& app) {

@@ -44,6 +44,7 @@ json header(const ChipConfig& config, const CapacityRequest& r, const ServingSet
   j["requests"] = {{"path", p.requests}, {"count", setup.log.requests.size()}};
   j["bucket_set"] = {{"name", setup.serve[0].buckets.name}, {"path", setup.serve[0].buckets.path}};
   j["tp"] = setup.tp;
+  j["chips_per_replica"] = setup.chips_per_replica;
   j["scheduler"] = p.scheduler;
   j["router"] = p.router;
   j["overflow"] = p.overflow;
@@ -84,16 +85,18 @@ CapacityOutput capacity_report(const ChipConfig& config, const CapacityRequest& 
   std::optional<serving::ReplicaSearch> replicas;
   if (search != CapacitySearch::replicas) {
     rate = serving::highest_rate(replay, options);
-    out.report["rate"] = serving::rate_json(*rate, setup.tp);
-    out.text += serving::format_rate(*rate, options, setup.tp);
+    out.report["rate"] = serving::rate_json(*rate, setup.chips_per_replica);
+    out.text += serving::format_rate(*rate, options, setup.chips_per_replica);
   }
   if (search != CapacitySearch::rate) {
     replicas = serving::fewest_replicas(replay, options);
-    out.report["replicas"] = serving::replicas_json(*replicas, setup.tp);
-    out.text += (out.text.empty() ? "" : "\n") + serving::format_replicas(*replicas, options, setup.tp);
+    out.report["replicas"] = serving::replicas_json(*replicas, setup.chips_per_replica);
+    out.text += (out.text.empty() ? "" : "\n") +
+                serving::format_replicas(*replicas, options, setup.chips_per_replica);
   }
   out.report["shapes_simulated"] = sim.simulated();
-  out.csv = serving::capacity_csv(rate ? &*rate : nullptr, replicas ? &*replicas : nullptr, setup.tp);
+  out.csv = serving::capacity_csv(rate ? &*rate : nullptr, replicas ? &*replicas : nullptr,
+                                  setup.chips_per_replica);
   return out;
 }
 

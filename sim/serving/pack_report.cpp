@@ -23,6 +23,12 @@ json kv_json(const serving::ServeOptions& o) {
           {"link_bytes_per_s", o.kv_link_bytes_per_s}};
 }
 
+// disaggregated's pool sizes (null for the other schedulers, which run on one pool).
+json pools_json(const std::string& scheduler, const serving::ServeOptions& o) {
+  if (scheduler != "disaggregated") return nullptr;
+  return {{"prefill_chips", o.prefill_chips}, {"decode_chips", o.decode_chips}};
+}
+
 // Chrome trace events of a serving replay (process `pid`): per request, its prefill (first
 // step holding it to its first token) and its decode (first token to last), on the track of
 // its decode slot, in microseconds of replayed time.
@@ -113,8 +119,9 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
     // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
     rep["serving"] = {{"scheduler", r.scheduler}, {"replicas", setup.replicas},
-                      {"tp", setup.tp},           {"chips", setup.replicas * setup.tp},
-                      {"router", r.router},       {"kv", kv_json(serve[i])}};
+                      {"tp", setup.tp},           {"chips", setup.replicas * setup.chips_per_replica},
+                      {"router", r.router},       {"pools", pools_json(r.scheduler, serve[i])},
+                      {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, setup.slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
     out.serving.push_back(std::move(result));

@@ -38,17 +38,42 @@ ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
   return one;
 }
 
-// --replicas on a multi-chip config must match its chips / tp: the config says how many chips
-// there are. On a single chip, --replicas N is N copies of it.
-int64_t replicas_of(const ChipConfig& config, const PackRequest& r) {
-  const int64_t fitting = config.ici.chips() / r.tp;
+// disaggregated's pools (1 + 1 chips unless given): each pool chip is tp chips of the config.
+std::pair<int64_t, int64_t> pools_of(const PackRequest& r) {
+  const bool disaggregated = r.scheduler == "disaggregated";
+  std::pair<int64_t, int64_t> pools{1, 1};
+  for (const auto& [given, flag, into] : {std::tuple{r.prefill_chips, "--prefill-chips", &pools.first},
+                                          {r.decode_chips, "--decode-chips", &pools.second}}) {
+    if (!given) continue;
+    if (!disaggregated)
+      throw InputError(
+          fmt::format("{} {}: expected only with --scheduler disaggregated (the pools of prefill and "
+                      "decode chips), got --scheduler {}",
+                      flag, *given, r.scheduler));
+    if (*given < 1 || *given > 4096)
+      throw InputError(fmt::format("{} {}: expected chips in [1, 4096]", flag, *given));
+    *into = *given;
+  }
+  return pools;
+}
+
+// --replicas on a multi-chip config must match its chips / chips per replica: the config says
+// how many chips there are. On a single chip, --replicas N is N copies of a replica.
+int64_t replicas_of(const ChipConfig& config, const PackRequest& r, int64_t chips_per_replica) {
+  const int64_t chips = config.ici.chips();
+  if (chips > 1 && chips % chips_per_replica != 0)
+    throw InputError(
+        fmt::format("{} has {} chips: expected a multiple of the {} chips of a replica (--tp {} x "
+                    "the disaggregated pools' --prefill-chips + --decode-chips)",
+                    config.source, chips, chips_per_replica, r.tp));
+  const int64_t fitting = std::max<int64_t>(1, chips / chips_per_replica);
   if (!r.replicas) return fitting;
   serving::validate_replicas(*r.replicas);
-  if (config.ici.chips() > 1 && *r.replicas != fitting)
+  if (chips > 1 && *r.replicas != fitting)
     throw InputError(
         fmt::format("--replicas {}: {} has {} chips, {} per replica (--tp {}): expected {} or no "
                     "--replicas (a single-chip config serves any number of copies)",
-                    *r.replicas, config.source, config.ici.chips(), r.tp, r.tp, fitting));
+                    *r.replicas, config.source, chips, chips_per_replica, r.tp, fitting));
   return *r.replicas;
 }
 
@@ -168,7 +193,9 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
   s.tp = r.tp;
   s.replica = replica_config(config, r.tp);
   s.log = offered_log(r);
-  s.replicas = replicas_of(config, r);
+  const auto [prefill_chips, decode_chips] = pools_of(r);
+  s.chips_per_replica = r.tp * (r.scheduler == "disaggregated" ? prefill_chips + decode_chips : 1);
+  s.replicas = replicas_of(config, r, s.chips_per_replica);
   validate_counts(r);
   s.router = &serving::routers().get(r.router, "--router");
   const serving::Scheduler& scheduler = serving::schedulers().get(r.scheduler, "--scheduler");
@@ -178,6 +205,8 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
     const packing::BucketSet set = packing::load_bucket_set(b);
     packing::check_buckets_fit_array(set, config.mxu.rows, config.mxu.cols);
     s.serve.push_back(serve_options(s.replica, r.tp, r.model, set, s.pack.overflow, r.chunk_tokens));
+    s.serve.back().prefill_chips = prefill_chips;
+    s.serve.back().decode_chips = decode_chips;
     serving::validate_common(s.serve.back());
     scheduler.validate(s.serve.back());
   }

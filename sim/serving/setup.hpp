@@ -46,6 +46,9 @@ struct PackRequest {
   // Chips per replica on a multi-chip config: 1 (every chip a replica) or the config's chip
   // count (the model sharded over all of them, as `systolic run --tp`).
   int64_t tp = 1;
+  // disaggregated: the chips of each pool (each a replica's tp chips); not with other schedulers.
+  std::optional<int64_t> prefill_chips;
+  std::optional<int64_t> decode_chips;
 };
 
 struct ServingSetup {
@@ -56,8 +59,9 @@ struct ServingSetup {
   std::optional<serving::Slo> slo;
   const serving::Router* router = nullptr;
   ChipConfig replica;    // what one replica is: one chip, or the whole system with tp > 1
-  int64_t tp = 1;        // chips per replica
-  int64_t replicas = 1;  // --replicas, or the config's chips / tp
+  int64_t tp = 1;        // chips the model is sharded over (one step's chips)
+  int64_t chips_per_replica = 1;  // tp, times the two pools' chips under disaggregated
+  int64_t replicas = 1;           // --replicas, or the config's chips / chips_per_replica
 };
 
 // Reads the log and the bucket sets and checks every flag against the chip; InputError naming

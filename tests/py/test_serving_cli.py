@@ -187,3 +187,47 @@ def test_chunk_tokens_below_one_exits_2(systolic_bin, tmp_path):
                    "--scheduler", "chunked", "--chunk-tokens", "0", "-o", tmp_path / "out", check=False)
     assert proc.returncode == 2 and "--chunk-tokens 0: expected prompt tokens per step >= 1" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_disaggregated_pool_sizes_are_parameters(systolic_bin, tmp_path):
+    results = {}
+    for pools in [("1", "1"), ("2", "3")]:
+        out = tmp_path / "-".join(pools)
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                "--scheduler", "disaggregated", "--prefill-chips", pools[0], "--decode-chips", pools[1], "-o", out)
+        report = json.loads((out / "report.json").read_text())
+        with open(out / "requests.csv", newline="") as f:
+            slots = {int(r["slot"]) for r in csv.DictReader(f)} - {-1}
+        results[pools] = report["serving"], slots
+    small, small_slots = results[("1", "1")]
+    large, large_slots = results[("2", "3")]
+    assert small["pools"] == {"prefill_chips": 1, "decode_chips": 1} and small["chips"] == 2
+    assert large["pools"] == {"prefill_chips": 2, "decode_chips": 3} and large["chips"] == 5
+    # Slots are decode chip x B + slot, B = 2: one decode chip has slots 0-1, three have 0-5,
+    # and the burst fills more than one.
+    assert small_slots <= {0, 1} and large_slots <= set(range(6)) and max(large_slots) >= 2
+    assert large["requests"]["served"] == small["requests"]["served"] == 40
+    # Two prefill chips take the burst's prompts two at a time: the first tokens come sooner.
+    assert large["latency_s"]["ttft"]["mean"] < small["latency_s"]["ttft"]["mean"]
+
+
+def test_disaggregated_pools_fill_a_multi_chip_config(systolic_bin, tmp_path):
+    ring = ["--set", "ici.topology=ring", "--set", "ici.dims=4"]
+    run_cli("pack", "-c", TINY, *ring, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+            "--scheduler", "disaggregated", "-o", tmp_path / "out", "-q")
+    serving = json.loads((tmp_path / "out" / "report.json").read_text())["serving"]
+    assert (serving["replicas"], serving["chips"]) == (2, 4)  # two replicas of 1 prefill + 1 decode chip
+    proc = run_cli("pack", "-c", TINY, *ring, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                   "--scheduler", "disaggregated", "--prefill-chips", "2", "-o", tmp_path / "bad", check=False)
+    assert proc.returncode == 2 and "has 4 chips: expected a multiple of the 3 chips of a replica" in proc.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--prefill-chips", "2"], "--prefill-chips 2: expected only with --scheduler disaggregated"),
+    (["--scheduler", "disaggregated", "--decode-chips", "0"], "--decode-chips 0: expected chips in [1, 4096]"),
+])
+def test_bad_pool_sizes_exit_2_without_output(systolic_bin, tmp_path, args, needle):
+    proc = pack(tmp_path, *args, check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
+    assert not (tmp_path / "out").exists()
