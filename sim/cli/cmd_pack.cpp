@@ -10,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/config/config.hpp"
 #include "sim/packing/bin_packer.hpp"
+#include "sim/packing/lane_view.hpp"
 #include "sim/report/report.hpp"
 #include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
@@ -25,6 +26,8 @@ struct PackCliOptions {
   PackRequest request;
   std::string outdir = "out";
   std::string timeline;
+  std::string lanes;       // lanes.json of the first bucket set
+  std::string lanes_html;  // the same as a page
   bool quiet = false;
 };
 
@@ -44,6 +47,8 @@ void write_outputs(const PackCliOptions& o, const PackOutput& out) {
     files.emplace_back((dir / requests_csv_name(i, name)).string(), csv.str());
   }
   if (!o.timeline.empty()) files.emplace_back(o.timeline, out.timeline.dump() + "\n");
+  if (!o.lanes.empty()) files.emplace_back(o.lanes, out.lanes.dump() + "\n");
+  if (!o.lanes_html.empty()) files.emplace_back(o.lanes_html, packing::lanes_html(out.lanes));
   for (const auto& [path, text] : files) write_file_atomically(path, text);
 }
 }  // namespace
@@ -96,9 +101,15 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the tables");
   cmd->add_option("--timeline", o->timeline,
                   "Write the serving replay's timeline (Chrome trace-event JSON): each request's prefill and decode");
+  cmd->add_option(
+      "--lanes", o->lanes,
+      "Write the lane view of the first bucket set (JSON): every prefill instance's lanes, requests and "
+      "segment ids");
+  cmd->add_option("--lanes-html", o->lanes_html, "Write the same lane view as a self-contained HTML page");
   return {cmd, [o]() {
     const ChipConfig config = load_config(o->config, o->overrides);
-    const PackOutput out = pack_report(config, o->request, !o->timeline.empty());
+    const PackOutput out =
+        pack_report(config, o->request, !o->timeline.empty(), !o->lanes.empty() || !o->lanes_html.empty());
     for (const auto& w : out.warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
     write_outputs(*o, out);
     if (!o->quiet) {

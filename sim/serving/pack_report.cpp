@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/config.hpp"
+#include "sim/packing/lane_view.hpp"
 #include "sim/report/report.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/replay.hpp"
@@ -91,7 +92,7 @@ json report_header(const ChipConfig& config, const PackRequest& r, const Serving
 
 }  // namespace
 
-PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline) {
+PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline, bool with_lanes) {
   // Everything is read and checked before anything is simulated.
   const ServingSetup setup = prepare_serving(config, r);
   const packing::RequestLog& log = setup.log;
@@ -133,6 +134,7 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
+  if (with_lanes) out.lanes = packing::lanes_json(packing::pack(log.requests, serve[0].buckets, setup.pack));
   return out;
 }
 

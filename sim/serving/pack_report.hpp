@@ -22,11 +22,13 @@ constexpr int kPackSchemaVersion = 3;
 struct PackOutput {
   nlohmann::ordered_json report;    // report.json: the first set at the top level, every set in "replays"
   nlohmann::ordered_json timeline;  // Chrome trace events of the serving replays (when asked for)
+  nlohmann::ordered_json lanes;     // the first set's lane view (packing/lane_view.hpp; when asked for)
   std::vector<std::string> warnings;            // what the log reader noticed
   std::vector<serving::ServeResult> serving;    // one per bucket set, for requests.csv
 };
 
 // Throws InputError before any simulation for bad input.
-PackOutput pack_report(const ChipConfig& config, const PackRequest& request, bool with_timeline = false);
+PackOutput pack_report(const ChipConfig& config, const PackRequest& request, bool with_timeline = false,
+                       bool with_lanes = false);
 
 }  // namespace systolic
