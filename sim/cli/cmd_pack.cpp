@@ -1,6 +1,7 @@
 // systolic pack: replay a request log through bucket sets on a chip (docs/replay.md) and serve
 // it through a scheduler (docs/serving.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "sim/packing/bin_packer.hpp"
 #include "sim/packing/lane_view.hpp"
 #include "sim/report/report.hpp"
+#include "sim/serving/compare.hpp"
 #include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/serving/requests_csv.hpp"
@@ -36,26 +38,70 @@ std::string requests_csv_name(size_t set, const std::string& name) {
   return set == 0 ? "requests.csv" : fmt::format("requests-{}.csv", name);
 }
 
-// Everything is formatted before the first file is written: an error leaves no partial output.
-void write_outputs(const PackCliOptions& o, const PackOutput& out) {
-  const std::filesystem::path dir(o.outdir);
-  std::vector<std::pair<std::string, std::string>> files{{(dir / "report.json").string(), out.report.dump(2) + "\n"}};
+using Files = std::vector<std::pair<std::string, std::string>>;
+
+// `path` with "-<suffix>" before its extension: timeline.json -> timeline-static.json.
+std::string with_suffix(const std::string& path, const std::string& suffix) {
+  std::filesystem::path p(path);
+  return p.replace_filename(p.stem().string() + "-" + suffix + p.extension().string()).string();
+}
+
+// One variant's files: report.json and the requests CSVs in `dir`, its timeline.
+void add_outputs(const PackOutput& out, const std::filesystem::path& dir, const std::string& timeline,
+                 Files& files) {
+  files.emplace_back((dir / "report.json").string(), out.report.dump(2) + "\n");
   for (size_t i = 0; i < out.serving.size(); ++i) {
     std::ostringstream csv;
     serving::write_requests_csv(csv, out.serving[i]);
     const auto name = out.report["replays"][i]["bucket_set"].get<std::string>();
     files.emplace_back((dir / requests_csv_name(i, name)).string(), csv.str());
   }
-  if (!o.timeline.empty()) files.emplace_back(o.timeline, out.timeline.dump() + "\n");
-  if (!o.lanes.empty()) files.emplace_back(o.lanes, out.lanes.dump() + "\n");
-  if (!o.lanes_html.empty()) files.emplace_back(o.lanes_html, packing::lanes_html(out.lanes));
-  for (const auto& [path, text] : files) write_file_atomically(path, text);
+  if (!timeline.empty()) files.emplace_back(timeline, out.timeline.dump() + "\n");
+}
+
+// Everything is formatted before the first file is written: an error leaves no partial output.
+// One scheduler: its files in the output folder; several: each in <outdir>/<scheduler>/ (its
+// timeline as <timeline>-<scheduler>.json), plus comparison.csv. The lane view does not depend
+// on the scheduler: written once.
+Files output_files(const PackCliOptions& o, const std::vector<PackOutput>& variants) {
+  const std::filesystem::path dir(o.outdir);
+  Files files;
+  if (variants.size() == 1) {
+    add_outputs(variants[0], dir, o.timeline, files);
+  } else {
+    for (const PackOutput& v : variants) {
+      const auto scheduler = v.report["policy"]["scheduler"].get<std::string>();
+      add_outputs(v, dir / scheduler, o.timeline.empty() ? "" : with_suffix(o.timeline, scheduler), files);
+    }
+    files.emplace_back((dir / "comparison.csv").string(), comparison_csv(variants));
+  }
+  if (!o.lanes.empty()) files.emplace_back(o.lanes, variants[0].lanes.dump() + "\n");
+  if (!o.lanes_html.empty()) files.emplace_back(o.lanes_html, packing::lanes_html(variants[0].lanes));
+  return files;
+}
+
+void print_variants(const PackCliOptions& o, const ChipConfig& config,
+                    const std::vector<PackOutput>& variants, const Files& files) {
+  const PackRequest& r = o.request;
+  fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}, scheduler {}\n", r.model,
+             config.name, variants[0].report["requests"]["count"].get<size_t>(), r.requests, r.packer,
+             r.window_ms, r.overflow, r.scheduler);
+  fmt::print("{}", memory_timing_line(variants[0].report["config"]));
+  if (variants.size() == 1) {
+    for (const auto& rep : variants[0].report["replays"]) fmt::print("\n{}", format_replay(rep));
+    return;
+  }
+  fmt::print("\n{}", format_comparison(variants));
+  std::vector<std::string> paths;
+  for (const auto& f : files) paths.push_back(f.first);
+  fmt::print("wrote: {}\n", fmt::join(paths, ", "));
 }
 }  // namespace
 
 void add_serving_options(CLI::App* cmd, PackRequest& r) {
   cmd->add_option("--scheduler", r.scheduler,
-                  serving::schedulers().choices(" | ") + "; default " + r.scheduler + " (docs/serving.md)");
+                  serving::schedulers().choices(" | ") + "; default " + r.scheduler +
+                      " (docs/serving.md); pack takes several, separated by commas, side by side");
   cmd->add_option(
       "--chunk-tokens", r.chunk_tokens,
       fmt::format("chunked: prompt tokens per step (default {}, as in Sarathi-Serve)", r.chunk_tokens));
@@ -108,18 +154,15 @@ Command add_pack_command(CLI::App& app) {
   cmd->add_option("--lanes-html", o->lanes_html, "Write the same lane view as a self-contained HTML page");
   return {cmd, [o]() {
     const ChipConfig config = load_config(o->config, o->overrides);
-    const PackOutput out =
-        pack_report(config, o->request, !o->timeline.empty(), !o->lanes.empty() || !o->lanes_html.empty());
-    for (const auto& w : out.warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
-    write_outputs(*o, out);
-    if (!o->quiet) {
-      const PackRequest& r = o->request;
-      fmt::print("{} on {} | {} requests from {} | policy {}, window {} ms, overflow {}, scheduler {}\n", r.model,
-                 config.name, out.report["requests"]["count"].get<size_t>(), r.requests, r.packer, r.window_ms,
-                 r.overflow, r.scheduler);
-      fmt::print("{}", memory_timing_line(out.report["config"]));
-      for (const auto& rep : out.report["replays"]) fmt::print("\n{}", format_replay(rep));
-    }
+    const std::vector<std::string> schedulers = scheduler_list(o->request.scheduler);
+    const bool timeline = !o->timeline.empty(), lanes = !o->lanes.empty() || !o->lanes_html.empty();
+    const std::vector<PackOutput> variants =
+        schedulers.size() == 1 ? std::vector<PackOutput>{pack_report(config, o->request, timeline, lanes)}
+                               : pack_compare(config, o->request, schedulers, timeline, lanes);
+    for (const auto& w : variants[0].warnings) fmt::print(stderr, "systolic: warning: {}\n", w);
+    const Files files = output_files(*o, variants);
+    for (const auto& [path, text] : files) write_file_atomically(path, text);
+    if (!o->quiet) print_variants(*o, config, variants, files);
     return 0;
   }};
 }

@@ -90,11 +90,9 @@ json report_header(const ChipConfig& config, const PackRequest& r, const Serving
   return report;
 }
 
-}  // namespace
-
-PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline, bool with_lanes) {
-  // Everything is read and checked before anything is simulated.
-  const ServingSetup setup = prepare_serving(config, r);
+// The log of `setup` served through r.scheduler for every bucket set, its shapes from `sim`.
+PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const ServingSetup& setup,
+                          ShapeSimulator& sim, bool with_timeline, bool with_lanes) {
   const packing::RequestLog& log = setup.log;
   const std::vector<serving::ServeOptions>& serve = setup.serve;
   const serving::Router& router = *setup.router;
@@ -105,7 +103,6 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
                     {"otherData", {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
                                    {"time_unit", "1 trace us = 1 us of replayed time"}}}};
 
-  ShapeSimulator sim(setup.replica, r.model, setup.tp);
   const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, serve[0]);
   // One baseline for every set: `dynamic` with the first set's slot count, prefill batch and
   // KV budget (no shape constraint: the packer and the bucket lengths do not touch it).
@@ -135,6 +132,33 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
   if (with_lanes) out.lanes = packing::lanes_json(packing::pack(log.requests, serve[0].buckets, setup.pack));
+  return out;
+}
+
+}  // namespace
+
+PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline, bool with_lanes) {
+  // Everything is read and checked before anything is simulated.
+  const ServingSetup setup = prepare_serving(config, r);
+  ShapeSimulator sim(setup.replica, r.model, setup.tp);
+  return serve_all_sets(config, r, setup, sim, with_timeline, with_lanes);
+}
+
+std::vector<PackOutput> pack_compare(const ChipConfig& config, const PackRequest& r,
+                                     const std::vector<std::string>& schedulers, bool with_timeline,
+                                     bool with_lanes) {
+  std::vector<PackRequest> requests;
+  std::vector<ServingSetup> setups;
+  for (const std::string& s : schedulers) {
+    requests.push_back(r);
+    requests.back().scheduler = s;
+    setups.push_back(prepare_serving(config, requests.back()));
+  }
+  // The variants differ only by scheduler: one replica, so one cache of simulated shapes.
+  ShapeSimulator sim(setups[0].replica, r.model, setups[0].tp);
+  std::vector<PackOutput> out;
+  for (size_t i = 0; i < setups.size(); ++i)
+    out.push_back(serve_all_sets(config, requests[i], setups[i], sim, with_timeline, with_lanes));
   return out;
 }
 

@@ -21,6 +21,13 @@ def burst_log(tmp_path, n=40):
     return path
 
 
+def coarse_buckets(tmp_path):
+    """A second bucket set: prefill [2, 8], decode [4, 16]."""
+    path = tmp_path / "coarse.yaml"
+    path.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    return path
+
+
 def pack(tmp_path, *args, log=None, check=True):
     return run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", log or burst_log(tmp_path), "--buckets", BUCKETS,
                    "--chunk-tokens", "8", *args, "-o", tmp_path / "out", check=check)
@@ -120,8 +127,7 @@ def test_empty_log_exits_2(systolic_bin, tmp_path):
 
 
 def test_the_tax_baseline_does_not_move_with_packer_or_bucket_set(systolic_bin, tmp_path):
-    coarse = tmp_path / "coarse.yaml"
-    coarse.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    coarse = coarse_buckets(tmp_path)
     log = burst_log(tmp_path)
     baselines = set()
     for packer in ["none", "ffd"]:

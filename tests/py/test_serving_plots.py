@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from conftest import REPO, require_python_module, run_cli
-from test_serving_cli import BUCKETS, MODEL, TINY, burst_log
+from test_serving_cli import BUCKETS, MODEL, TINY, burst_log, coarse_buckets
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FIGURES = ["latency_cdf.png", "over_time.png", "waste_per_bucket.png"]
@@ -14,8 +14,7 @@ FIGURES = ["latency_cdf.png", "over_time.png", "waste_per_bucket.png"]
 @pytest.fixture(scope="module")
 def runs(systolic_bin, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("plots")
-    coarse = tmp / "coarse.yaml"
-    coarse.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    coarse = coarse_buckets(tmp)
     folders = []
     for scheduler in ["continuous", "static"]:
         folders.append(tmp / scheduler)
