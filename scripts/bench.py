@@ -94,6 +94,11 @@ def main():
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
           "--buckets", "traces/buckets/llama3-8k.yaml", "--overflow", "split", "--slo-ttft", "10",
           "--slo-tbt", "0.25"], "< 60 s", report_name="capacity.json")
+    case("1,000,000 synthetic Poisson requests (2/s, the code trace's lengths) through continuous, llama3-8k, one v5e",
+         ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
+          "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+          "--buckets", "traces/buckets/llama3-8k.yaml", "--policy", "ffd", "--window", "50", "--overflow", "split",
+          "--poisson", "2", "--poisson-requests", "1000000", "--seed", "1"], "< 60 s")
 
     # Sweep throughput: 100 points, 2 worker processes, a fresh output folder each time.
     walls = []

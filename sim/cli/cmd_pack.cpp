@@ -113,6 +113,8 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
   cmd->add_option("--rate-scale", r.rate_scale,
                   "Divide every arrival time by X (offer the log X times as fast)");
   cmd->add_option("--poisson", r.poisson_qps, "Poisson arrivals at QPS requests/s with the log's lengths");
+  cmd->add_option("--poisson-requests", r.poisson_requests,
+                  "With --poisson: how many requests to draw (default: as many as the log has)");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
   cmd->add_option(
       "--tp", r.tp,

@@ -86,6 +86,7 @@ json report_header(const ChipConfig& config, const PackRequest& r, const Serving
                       {"router", r.router},
                       {"rate_scale", r.rate_scale ? json(*r.rate_scale) : json(nullptr)},
                       {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)},
+                      {"poisson_requests", r.poisson_requests ? json(*r.poisson_requests) : json(nullptr)},
                       {"seed", r.seed}};
   return report;
 }

@@ -182,7 +182,14 @@ packing::RequestLog offered_log(const PackRequest& r) {
         "--rate-scale and --poisson: expected at most one (Poisson arrivals have their own rate)");
   packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
   if (r.rate_scale) return serving::scale_rate(std::move(log), *r.rate_scale);
-  if (r.poisson_qps) return serving::poisson_log(log, *r.poisson_qps, r.seed);
+  if (r.poisson_requests && !r.poisson_qps)
+    throw InputError(fmt::format("--poisson-requests {}: expected with --poisson (it sizes the Poisson log)",
+                                 *r.poisson_requests));
+  if (r.poisson_qps) {
+    if (r.poisson_requests && *r.poisson_requests < 1)
+      throw InputError(fmt::format("--poisson-requests {}: expected a number of requests >= 1", *r.poisson_requests));
+    return serving::poisson_log(log, *r.poisson_qps, r.seed, r.poisson_requests.value_or(0));
+  }
   return log;
 }
 

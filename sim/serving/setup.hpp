@@ -42,6 +42,7 @@ struct PackRequest {
   std::string router = "round-robin";
   std::optional<double> rate_scale;
   std::optional<double> poisson_qps;
+  std::optional<int64_t> poisson_requests;  // with --poisson: how many (default: the log's count)
   uint64_t seed = 1;
   // Chips per replica on a multi-chip config: 1 (every chip a replica) or the config's chip
   // count (the model sharded over all of them, as `systolic run --tp`).

@@ -174,6 +174,12 @@ def test_rate_scale_and_poisson_change_the_offered_load(systolic_bin, tmp_path):
     assert len(rows) == 40 and float(rows[0]["arrival_s"]) == 0
     # 39 exponential gaps at 1000/s: about 39 ms (loose: a seeded draw, not an average of many).
     assert 0.015 < float(rows[-1]["arrival_s"]) < 0.08
+    # --poisson-requests draws more requests than the log has, the same first ones for a seed.
+    pack(tmp_path, "--poisson", "1000", "--seed", "3", "--poisson-requests", "300")
+    more, more_rows = outputs(tmp_path)
+    assert more["requests"]["count"] == 300 == len(more_rows)
+    assert more["policy"]["poisson_requests"] == 300
+    assert [r["arrival_s"] for r in more_rows[:40]] == [r["arrival_s"] for r in rows]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -183,6 +189,8 @@ def test_rate_scale_and_poisson_change_the_offered_load(systolic_bin, tmp_path):
     (["--poisson", "0"], "--poisson 0: expected an arrival rate in requests/s > 0"),
     (["--router", "round-robbin"], "did you mean 'round-robin'"),
     (["--rate-scale", "2", "--poisson", "3"], "--rate-scale and --poisson: expected at most one"),
+    (["--poisson-requests", "5"], "--poisson-requests 5: expected with --poisson"),
+    (["--poisson", "3", "--poisson-requests", "0"], "--poisson-requests 0: expected a number of requests >= 1"),
 ])
 def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, needle):
     proc = pack(tmp_path, *args, check=False)
