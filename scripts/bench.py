@@ -20,8 +20,8 @@ SYSTOLIC = pathlib.Path(os.environ.get("SYSTOLIC_BIN", ROOT / "build" / "systoli
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 
 
-def measure(args):
-    """Median wall seconds, peak RSS MiB and the last report over REPEATS runs."""
+def measure(args, report_name="report.json"):
+    """Median wall seconds, peak RSS MiB and the last report (`report_name`) over REPEATS runs."""
     walls, peak = [], 0.0
     with tempfile.TemporaryDirectory() as out:
         rss = pathlib.Path(out) / "rss"
@@ -35,16 +35,17 @@ def measure(args):
                            env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
             walls.append(time.perf_counter() - t0)
             peak = max(peak, int(rss.read_text().split()[-1]) / 1024)
-        report = json.loads((pathlib.Path(out) / "report.json").read_text())
+        report = json.loads((pathlib.Path(out) / report_name).read_text())
     return statistics.median(walls), peak, report
 
 
 def main():
     rows = []
 
-    def case(name, args, target, pe_rate=False):
-        wall, mem, report = measure(args)
-        cycles = report["totals"].get("cycles")  # a replay reports seconds, not one run's cycles
+    def case(name, args, target, pe_rate=False, report_name="report.json"):
+        wall, mem, report = measure(args, report_name)
+        # A replay reports seconds, not one run's cycles; a capacity search has no totals.
+        cycles = report.get("totals", {}).get("cycles")
         cfg = report["config"]["mxu"]
         extra = ""
         if pe_rate:
@@ -87,6 +88,17 @@ def main():
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
           "--buckets", "traces/buckets/llama3-8k.yaml", "--buckets", "traces/buckets/llama3-coarse.yaml",
           "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 60 s")
+    case("capacity search on the shipped code trace: highest rate and fewest replicas, llama3-8k, continuous, "
+         "SLO TTFT 10 s / TBT 0.25 s",
+         ["capacity", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
+          "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+          "--buckets", "traces/buckets/llama3-8k.yaml", "--overflow", "split", "--slo-ttft", "10",
+          "--slo-tbt", "0.25"], "< 60 s", report_name="capacity.json")
+    case("1,000,000 synthetic Poisson requests (2/s, the code trace's lengths) through continuous, llama3-8k, one v5e",
+         ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
+          "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+          "--buckets", "traces/buckets/llama3-8k.yaml", "--policy", "ffd", "--window", "50", "--overflow", "split",
+          "--poisson", "2", "--poisson-requests", "1000000", "--seed", "1"], "< 60 s")
 
     # Sweep throughput: 2 worker processes, a fresh output folder each time.
     def sweep_case(spec, points, name):

@@ -11,6 +11,7 @@
 #include "models/isa/program.hpp"
 #include "sim/config/config.hpp"
 #include "sim/run/pipeline.hpp"
+#include "sim/serving/setup.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -30,6 +31,7 @@ Command add_run_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_pack_command(CLI::App& app);
+Command add_capacity_command(CLI::App& app);
 Command add_compile_command(CLI::App& app);
 Command add_viz_command(CLI::App& app);
 
@@ -42,6 +44,10 @@ std::string phase_help(const std::string& default_phase);
 
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
+
+// --scheduler, --chunk-tokens, --slo-ttft/--slo-tbt, --router, --rate-scale, --poisson, --seed:
+// the serving replay, shared by pack and capacity.
+void add_serving_options(CLI::App* cmd, PackRequest& request);
 
 // `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
 void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);

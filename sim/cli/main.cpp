@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       systolic::cli::add_config_command(app),
       systolic::cli::add_sweep_command(app),
       systolic::cli::add_pack_command(app),
+      systolic::cli::add_capacity_command(app),
       systolic::cli::add_viz_command(app),
   };
 

@@ -16,10 +16,14 @@ packing::RequestLog scale_rate(packing::RequestLog log, double factor) {
   return log;
 }
 
-packing::RequestLog poisson_log(const packing::RequestLog& log, double qps, uint64_t seed) {
+packing::RequestLog poisson_log(const packing::RequestLog& log, double qps, uint64_t seed, int64_t count) {
   if (!(std::isfinite(qps) && qps > 0))
     throw InputError(fmt::format("--poisson {}: expected an arrival rate in requests/s > 0", qps));
+  constexpr int64_t kMaxRequests = 100'000'000;  // 10^8 requests: about 10 GB of records
+  if (count < 0 || count > kMaxRequests)
+    throw InputError(fmt::format("--poisson-requests {}: expected a number of requests in [1, {}]", count, kMaxRequests));
   packing::RequestLog out = log;
+  if (count > 0) out.requests.resize(static_cast<size_t>(count));
   out.path = fmt::format("{} (Poisson {} requests/s, seed {})", log.path, qps, seed);
   if (log.requests.empty()) return out;
   std::mt19937_64 rng(seed);

@@ -47,19 +47,21 @@ void check_outcome(const RequestRecord& r) {
     broken(fmt::format("request {}: times out of order", r.id));
 }
 
-nlohmann::ordered_json number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
-
 // A number of summary_json for the terminal: 4 significant digits, "-" for null (does not exist).
 std::string value_text(const nlohmann::ordered_json& v) {
   return v.is_null() ? std::string("-") : fmt::format("{:.4g}", v.get<double>());
 }
 
 nlohmann::ordered_json distribution_json(const Distribution& d) {
-  return {{"count", d.count},     {"mean", number(d.mean)}, {"p50", number(d.p50)},
-          {"p90", number(d.p90)}, {"p99", number(d.p99)},   {"max", number(d.max)}};
+  return {{"count", d.count},          {"mean", json_number(d.mean)}, {"p50", json_number(d.p50)},
+          {"p90", json_number(d.p90)}, {"p99", json_number(d.p99)},   {"max", json_number(d.max)}};
 }
 
 }  // namespace
+
+nlohmann::ordered_json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr;
+}
 
 Distribution distribution(std::vector<double> values) {
   Distribution d;
@@ -135,17 +137,17 @@ nlohmann::ordered_json summary_json(const Summary& s) {
                     {"e2e", distribution_json(s.e2e_s)}};
   j["throughput"] = {{"makespan_s", s.makespan_s},
                      {"busy_s", s.busy_s},
-                     {"tokens_per_s", number(s.tokens_per_s)},
-                     {"requests_per_s", number(s.requests_per_s)},
-                     {"pad_fraction", number(s.pad_fraction)}};
+                     {"tokens_per_s", json_number(s.tokens_per_s)},
+                     {"requests_per_s", json_number(s.requests_per_s)},
+                     {"pad_fraction", json_number(s.pad_fraction)}};
   j["slo"] = s.slo ? nlohmann::ordered_json{{"ttft_s", s.slo->ttft_s},
                                             {"tbt_s", s.slo->tbt_s},
                                             {"attainment", s.slo_attainment},
-                                            {"goodput_rps", number(s.goodput_rps)}}
+                                            {"goodput_rps", json_number(s.goodput_rps)}}
                    : nlohmann::ordered_json(nullptr);
-  j["load"] = {{"offered_rps", number(s.offered_rps)},
-               {"capacity_rps", number(s.capacity_rps)},
-               {"load", number(s.load)},
+  j["load"] = {{"offered_rps", json_number(s.offered_rps)},
+               {"capacity_rps", json_number(s.capacity_rps)},
+               {"load", json_number(s.load)},
                {"replicas", s.replicas > 0 ? nlohmann::ordered_json(s.replicas) : nullptr}};
   return j;
 }

@@ -69,4 +69,7 @@ nlohmann::ordered_json summary_json(const Summary& summary);
 // pad both per step and summed over the records, and the records' energy sums to the total.
 void check_conservation(const ServeResult& result);
 
+// A value of report.json: the number, or null where it does not exist (NaN, infinite).
+nlohmann::ordered_json json_number(double v);
+
 }  // namespace systolic::serving

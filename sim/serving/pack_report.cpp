@@ -2,21 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
-#include "models/common/error.hpp"
-#include "sim/compile/capacity.hpp"
 #include "sim/config/config.hpp"
-#include "sim/packing/bin_packer.hpp"
+#include "sim/packing/lane_view.hpp"
 #include "sim/report/report.hpp"
-#include "sim/serving/arrivals.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/serving/replicas.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/simulated_cost.hpp"
-#include "sim/workload/transformer/model.hpp"
 
 namespace systolic {
 namespace {
@@ -25,89 +18,16 @@ using json = nlohmann::ordered_json;
 
 constexpr const char* kBaselineScheduler = "dynamic";  // the static-shape tax's baseline
 
-// The replay times every shape on one chip; a multi-chip config would report one chip's time
-// as the system's. Refused until pack learns --tp.
-void require_single_chip(const ChipConfig& config) {
-  if (config.ici.topology == IciTopologyKind::none) return;
-  throw InputError(fmt::format("{}: ici.topology = {} makes a {}-chip system; pack replays on one chip and has no "
-                               "--tp yet: expected a single-chip config (ici.topology: none)",
-                               config.source, kIciTopologyNames.name(config.ici.topology), config.ici.chips()));
-}
-
-std::optional<serving::Slo> slo_of(const PackRequest& r) {
-  for (const auto& [value, flag] : {std::pair{r.slo_ttft_s, "--slo-ttft"}, {r.slo_tbt_s, "--slo-tbt"}})
-    if (value && !(std::isfinite(*value) && *value > 0))
-      throw InputError(fmt::format("{} {}: expected a time in seconds > 0", flag, *value));
-  if (r.slo_ttft_s.has_value() != r.slo_tbt_s.has_value())
-    throw InputError("--slo-ttft and --slo-tbt: expected both (a request meets the SLO when its time to first token "
-                     "and its mean time between tokens are within them), got only one");
-  if (!r.slo_ttft_s) return std::nullopt;
-  return serving::Slo{*r.slo_ttft_s, *r.slo_tbt_s};
-}
-
-void validate_counts(const PackRequest& r) {
-  serving::validate_replicas(r.replicas);
-  if (r.chunk_tokens < 1)
-    throw InputError(fmt::format("--chunk-tokens {}: expected prompt tokens per step >= 1", r.chunk_tokens));
-}
-
-packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r) {
-  packing::PackOptions options;
-  options.packer = packing::packer_name(r.packer, "--policy");
-  options.window_ms = r.window_ms;
-  const auto overflow = packing::kOverflowNames.parse(r.overflow);
-  if (!overflow)
-    throw InputError(fmt::format("--overflow '{}': expected {}{}", r.overflow, packing::kOverflowNames.choices(" or "),
-                                 packing::kOverflowNames.suggest(r.overflow)));
-  options.overflow = *overflow;
-  options.compile_new_shapes = r.compile_new_shapes;
-  options.compile_stall_s = r.compile_stall_s;
-  options.compile_granule = packing::array_tile(config.mxu.rows, config.mxu.cols);
-  packing::validate(options);
-  return options;
-}
-
-// Lowers the model at every prefill and decode shape of the set; each must hold the model
-// (weights, its KV cache, activations) in the chip's HBM, else InputError naming the bucket
-// (sim/compile/capacity.hpp). Returns the serving options of the set, their KV budget from the
-// same layouts: bytes per token = the longest decode shape's KV cache / its B x L tokens;
-// capacity = hbm.capacity_bytes - the weights - the largest activations of any shape.
-serving::ServeOptions serve_options(const ChipConfig& config, const std::string& model,
-                                    const packing::BucketSet& set, packing::Overflow overflow,
-                                    int64_t chunk_tokens) {
-  HbmNeed need;
-  uint64_t activations = 0;
-  const auto check = [&](packing::Phase phase, const packing::Bucket& b) {
-    Workload w = load_workload(model, shape_options(phase, b.shape));
-    w.tp = 0;  // pack replays on one chip: no --tp to suggest
-    const std::string file = set.path.empty() ? set.name : fmt::format("{}:{}", set.path, b.line);
-    require_hbm_fits(config, w, 0,
-                     fmt::format("{}: bucket set '{}', {} bucket {}: {} (workload '{}')", file, set.name,
-                                 packing::kPhaseNames.name(phase), packing::to_string(b.shape), model, w.name));
-    need = hbm_need(config, w);
-    activations = std::max(activations, need.activations);
-  };
-  for (const packing::Bucket& b : set.prefill) check(packing::Phase::prefill, b);
-  for (const packing::Bucket& b : set.decode) check(packing::Phase::decode, b);  // sorted by L: the last is longest
-  const packing::Shape longest = set.decode.back().shape;
-  serving::ServeOptions o;
-  o.buckets = set;
-  o.kv_bytes_per_token = static_cast<double>(need.kv_cache) / static_cast<double>(longest.batch * longest.length);
-  o.kv_capacity_bytes = static_cast<double>(config.hbm.capacity_bytes) - static_cast<double>(need.weights) -
-                        static_cast<double>(activations);
-  o.chunk_tokens = chunk_tokens;
-  o.model_context = transformer::load_model(model).max_seq.value_or(0);
-  o.overflow = overflow == packing::Overflow::split ? serving::Overflow::truncate : serving::Overflow::reject;
-  // disaggregated: the KV cache crosses one ICI link, one direction (ici.link_gbps; its source
-  // is in the config's comments).
-  o.kv_link_bytes_per_s = config.ici.link_gbps * 1e9;
-  return o;
-}
-
 json kv_json(const serving::ServeOptions& o) {
   return {{"bytes_per_token", o.kv_bytes_per_token},
           {"capacity_bytes", o.kv_capacity_bytes},
           {"link_bytes_per_s", o.kv_link_bytes_per_s}};
+}
+
+// disaggregated's pool sizes (null for the other schedulers, which run on one pool).
+json pools_json(const std::string& scheduler, const serving::ServeOptions& o) {
+  if (scheduler != "disaggregated") return nullptr;
+  return {{"prefill_chips", o.prefill_chips}, {"decode_chips", o.decode_chips}};
 }
 
 // Chrome trace events of a serving replay (process `pid`): per request, its prefill (first
@@ -145,28 +65,7 @@ json tax_json(const serving::ServeResult& served, const serving::ServeResult& ba
           {"energy", t.energy_pj / b.energy_pj - 1}};
 }
 
-// Varlen steps are priced from the first set's lengths (shapes simulated for it anyway), the
-// scaling to the useful work of SimulatedStepCost doing the rest.
-serving::SimulatedStepCost::Ladders varlen_ladders(const packing::BucketSet& set) {
-  serving::SimulatedStepCost::Ladders ladders;
-  for (const auto& b : set.prefill) ladders.prefill.push_back(b.shape.length);
-  for (const auto& b : set.decode) ladders.decode.push_back(b.shape.length);
-  for (auto* l : {&ladders.prefill, &ladders.decode}) l->erase(std::unique(l->begin(), l->end()), l->end());
-  return ladders;
-}
-
-// The log as the replay offers it: loaded, then sped up (--rate-scale) or replaced by Poisson
-// arrivals (--poisson).
-packing::RequestLog offered_log(const PackRequest& r) {
-  if (r.rate_scale && r.poisson_qps)
-    throw InputError("--rate-scale and --poisson: expected at most one (Poisson arrivals have their own rate)");
-  packing::RequestLog log = packing::load_request_log(r.requests, r.skip_bad_lines);
-  if (r.rate_scale) return serving::scale_rate(std::move(log), *r.rate_scale);
-  if (r.poisson_qps) return serving::poisson_log(log, *r.poisson_qps, r.seed);
-  return log;
-}
-
-json report_header(const ChipConfig& config, const PackRequest& r, size_t requests, int64_t skipped) {
+json report_header(const ChipConfig& config, const PackRequest& r, const ServingSetup& setup) {
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["pack_schema"] = kPackSchemaVersion;
@@ -174,72 +73,93 @@ json report_header(const ChipConfig& config, const PackRequest& r, size_t reques
   report["config"] = config_to_json(config);
   report["memory_timing"] = memory_timing(config);
   report["model"] = r.model;
-  report["requests"] = {{"path", r.requests}, {"count", requests}, {"skipped_lines", skipped}};
-  report["policy"] = {{"packer", r.packer}, {"window_ms", r.window_ms}, {"overflow", r.overflow},
-                      {"compile_new_shapes", r.compile_new_shapes}, {"compile_stall_s", r.compile_stall_s},
-                      {"scheduler", r.scheduler}, {"replicas", r.replicas}, {"router", r.router},
+  report["requests"] = {
+      {"path", r.requests}, {"count", setup.log.requests.size()}, {"skipped_lines", setup.log.skipped_lines}};
+  report["policy"] = {{"packer", r.packer},
+                      {"window_ms", r.window_ms},
+                      {"overflow", r.overflow},
+                      {"compile_new_shapes", r.compile_new_shapes},
+                      {"compile_stall_s", r.compile_stall_s},
+                      {"scheduler", r.scheduler},
+                      {"replicas", setup.replicas},
+                      {"tp", setup.tp},
+                      {"router", r.router},
                       {"rate_scale", r.rate_scale ? json(*r.rate_scale) : json(nullptr)},
-                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)}, {"seed", r.seed}};
+                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)},
+                      {"poisson_requests", r.poisson_requests ? json(*r.poisson_requests) : json(nullptr)},
+                      {"seed", r.seed}};
   return report;
 }
 
-}  // namespace
-
-PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline) {
-  require_single_chip(config);
-  // Everything is read and checked before anything is simulated.
-  const packing::RequestLog log = offered_log(r);
-  validate_counts(r);
-  const serving::Router& router = serving::routers().get(r.router, "--router");
-  const serving::Scheduler& scheduler = serving::schedulers().get(r.scheduler, "--scheduler");
-  const std::optional<serving::Slo> slo = slo_of(r);
-  const packing::PackOptions options = pack_options(config, r);
-  std::vector<serving::ServeOptions> serve;
-  for (const auto& b : r.bucket_files) {
-    const packing::BucketSet set = packing::load_bucket_set(b);
-    packing::check_buckets_fit_array(set, config.mxu.rows, config.mxu.cols);
-    serve.push_back(serve_options(config, r.model, set, options.overflow, r.chunk_tokens));
-    serving::validate_common(serve.back());
-    scheduler.validate(serve.back());
-  }
+// The log of `setup` served through r.scheduler for every bucket set, its shapes from `sim`.
+PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const ServingSetup& setup,
+                          ShapeSimulator& sim, bool with_timeline, bool with_lanes) {
+  const packing::RequestLog& log = setup.log;
+  const std::vector<serving::ServeOptions>& serve = setup.serve;
+  const serving::Router& router = *setup.router;
   PackOutput out;
-  for (const auto& w : log.warnings) out.warnings.push_back(w);
-  if (log.skipped_lines > 0)
-    out.warnings.push_back(fmt::format("{}: skipped {} malformed line(s)", r.requests, log.skipped_lines));
+  out.warnings = setup.warnings;
   if (with_timeline)
     out.timeline = {{"traceEvents", json::array()},
                     {"otherData", {{"generator", fmt::format("systolic {}", SYSTOLIC_VERSION)},
                                    {"time_unit", "1 trace us = 1 us of replayed time"}}}};
 
-  ShapeSimulator sim(config, r.model);
-  const serving::SimulatedStepCost cost(sim, packing::array_tile(config.mxu.rows, config.mxu.cols),
-                                        serve[0].model_context, varlen_ladders(serve[0].buckets));
+  const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, serve[0]);
   // One baseline for every set: `dynamic` with the first set's slot count, prefill batch and
   // KV budget (no shape constraint: the packer and the bucket lengths do not touch it).
   const serving::ServeResult baseline =
-      serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], r.replicas, router);
+      serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], setup.replicas, router);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
-    json rep = replay(sim, log, serve[i].buckets, options);
-    serving::ServeResult result = serving::serve_replicas(log, r.scheduler, cost, serve[i], r.replicas, router);
+    json rep = replay(sim, log, serve[i].buckets, setup.pack);
+    serving::ServeResult result =
+        serving::serve_replicas(log, r.scheduler, cost, serve[i], setup.replicas, router);
     rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
     // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
-    rep["serving"] = {{"scheduler", r.scheduler},
-                      {"replicas", r.replicas},
-                      {"router", r.router},
+    rep["serving"] = {{"scheduler", r.scheduler}, {"replicas", setup.replicas},
+                      {"tp", setup.tp},           {"chips", setup.replicas * setup.chips_per_replica},
+                      {"router", r.router},       {"pools", pools_json(r.scheduler, serve[i])},
                       {"kv", kv_json(serve[i])}};
-    rep["serving"].update(serving::summary_json(serving::summarize(result, slo, capacity)));
+    rep["serving"].update(serving::summary_json(serving::summarize(result, setup.slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
     out.serving.push_back(std::move(result));
     replays.push_back(std::move(rep));
   }
-  out.report = report_header(config, r, log.requests.size(), log.skipped_lines);
+  out.report = report_header(config, r, setup);
   // The first bucket set's results at the top level; every set (the first included) in
   // `replays`, for side-by-side comparison.
   for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
+  if (with_lanes) out.lanes = packing::lanes_json(packing::pack(log.requests, serve[0].buckets, setup.pack));
+  return out;
+}
+
+}  // namespace
+
+PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline, bool with_lanes) {
+  // Everything is read and checked before anything is simulated.
+  const ServingSetup setup = prepare_serving(config, r);
+  ShapeSimulator sim(setup.replica, r.model, setup.tp);
+  return serve_all_sets(config, r, setup, sim, with_timeline, with_lanes);
+}
+
+std::vector<PackOutput> pack_compare(const ChipConfig& config, const PackRequest& r,
+                                     const std::vector<std::string>& schedulers, bool with_timeline,
+                                     bool with_lanes) {
+  std::vector<PackRequest> requests;
+  std::vector<ServingSetup> setups;
+  for (const std::string& s : schedulers) {
+    requests.push_back(r);
+    requests.back().scheduler = s;
+    setups.push_back(prepare_serving(config, requests.back()));
+  }
+  // The variants differ only by scheduler: one replica, so one cache of simulated shapes.
+  ShapeSimulator sim(setups[0].replica, r.model, setups[0].tp);
+  std::vector<PackOutput> out;
+  for (size_t i = 0; i < setups.size(); ++i)
+    out.push_back(serve_all_sets(config, requests[i], setups[i], sim, with_timeline, with_lanes));
   return out;
 }
 

@@ -16,15 +16,18 @@ WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape) {
 const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
   const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  RunRequest request{config_, {model_, "", shape_options(phase, shape)}, {}, "pack"};
+  WorkloadOptions options = shape_options(phase, shape);
+  options.tp = tp_;
+  RunRequest request{config_, {model_, "", options}, {}, "pack"};
   const auto report = run(request).report;
   ShapeCost c;
   c.seconds = report["totals"]["seconds"].get<double>();
   c.energy_pj = report["energy_pj"]["total"].get<double>();
   c.utilization = report["totals"]["utilization"].get<double>();
-  const auto& kinds = report["chips"][0]["op_kinds"];  // pack runs on one chip (require_single_chip)
+  const auto& chip = report["chips"][0];
+  const auto& kinds = chip["op_kinds"];
   const double attention = kinds.contains("attention") ? kinds["attention"]["macs"].get<double>() : 0.0;
-  const double issued = report["totals"]["macs_issued"].get<double>();
+  const double issued = chip["totals"]["macs_issued"].get<double>();
   c.attention_share = issued > 0 ? attention / issued : 0.0;
   return cache_.emplace(key, c).first->second;
 }

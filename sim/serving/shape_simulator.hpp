@@ -24,15 +24,20 @@ WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape);
 
 class ShapeSimulator {
  public:
-  ShapeSimulator(const ChipConfig& config, std::string model_path)
-      : config_(config), model_(std::move(model_path)) {}
-  // Compiles and simulates the model at `shape` once; later calls hit the cache.
+  // `config` is one replica: a single chip, or a multi-chip system over which the model is
+  // sharded with tensor parallelism `tp` (its chip count), as `systolic run --tp` does.
+  ShapeSimulator(const ChipConfig& config, std::string model_path, int64_t tp = 1)
+      : config_(config), model_(std::move(model_path)), tp_(tp) {}
+  // Compiles and simulates the model at `shape` once; later calls hit the cache. Seconds and
+  // energy are the replica's (every chip of it); the attention share is chip 0's, each chip
+  // holding an equal share of the heads.
   const ShapeCost& cost(packing::Phase phase, packing::Shape shape);
   size_t simulated() const { return cache_.size(); }
 
  private:
   const ChipConfig& config_;
   std::string model_;
+  int64_t tp_;
   std::map<std::tuple<int, int64_t, int64_t>, ShapeCost> cache_;
 };
 

@@ -107,12 +107,63 @@ def test_bad_buckets_and_policy_exit_2(systolic_bin, tmp_path):
     assert not (tmp_path / "out" / "report.json").exists()
 
 
-def test_multi_chip_config_is_refused_naming_file_and_topology(systolic_bin, tmp_path):
-    # pack replays on one chip; on a 4-chip ring it would report one chip's time as the system's.
-    proc = run_cli("pack", "-c", V4I, *WHAT_IF_HBM, "--set", "ici.topology=ring", "--set", "ici.dims=4",
-                   "-m", MODEL, "--requests", LOG, "--buckets", SETS[0], "-o", tmp_path / "out", check=False)
-    assert proc.returncode == 2
-    assert f"{V4I}: ici.topology = ring makes a 4-chip system" in proc.stderr and "--tp" in proc.stderr
+FOUR_CHIPS = ["--set", "ici.topology=ring", "--set", "ici.dims=4"]
+
+
+@pytest.fixture(scope="module")
+def four_chips(tmp_path_factory):
+    """Six short requests on a 4-chip v4i ring, as 4 one-chip replicas (--tp 1) and as one
+    replica of 4 chips (--tp 4): Llama-2-7B at prefill [1, 256] and decode [2, 512]."""
+    tmp = tmp_path_factory.mktemp("tp")
+    log = tmp / "short.csv"
+    log.write_text("arrival_s,prompt_tokens,output_tokens\n" +
+                   "".join(f"{i * 0.01:.2f},{100 + 20 * i},{4 + i}\n" for i in range(6)))
+    buckets = tmp / "small.yaml"
+    buckets.write_text("name: small\nprefill: [[1, 256]]\ndecode: [[2, 512]]\n")
+    reports = {}
+    for tp in [1, 4]:
+        run_cli("pack", "-c", V4I, *WHAT_IF_HBM, *FOUR_CHIPS, "-m", MODEL, "--requests", log, "--buckets", buckets,
+                "--tp", tp, "-o", tmp / str(tp), "-q")
+        reports[tp] = json.loads((tmp / str(tp) / "report.json").read_text())
+    return reports
+
+
+def test_tp_shards_each_step_over_the_replica_chips(systolic_bin, four_chips):
+    steps = {tp: {b["phase"]: b["seconds_per_instance"] for b in r["buckets"]} for tp, r in four_chips.items()}
+    # The same shapes, each step's work split over 4 chips: faster per token, and not more than
+    # 4x faster (the collectives between the chips cost time).
+    for phase in ["prefill", "decode"]:
+        assert steps[1][phase] / 4 < steps[4][phase] < steps[1][phase]
+
+
+def test_replicas_default_to_chips_over_tp(systolic_bin, four_chips):
+    for tp, replicas in [(1, 4), (4, 1)]:
+        serving = four_chips[tp]["serving"]
+        assert (serving["replicas"], serving["tp"], serving["chips"]) == (replicas, tp, 4)
+        assert four_chips[tp]["policy"]["tp"] == tp and four_chips[tp]["pack_schema"] == 3
+        counts = serving["requests"]
+        assert counts["total"] == 6 == counts["served"] + counts["truncated"] + counts["rejected"]
+
+
+def test_kv_budget_is_the_replicas_after_sharding(systolic_bin, four_chips):
+    one, four = four_chips[1]["serving"]["kv"], four_chips[4]["serving"]["kv"]
+    # The cache of a token is split over the 4 chips, not multiplied: the same bytes in all.
+    assert four["bytes_per_token"] == one["bytes_per_token"]
+    # Four chips hold the weights once between them (a quarter each), one chip holds them
+    # whole: a 4-chip replica has more than 4 one-chip replicas' room for the cache.
+    assert four["capacity_bytes"] > 4 * one["capacity_bytes"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (FOUR_CHIPS + ["--tp", "2"], "--tp 2: expected 1 (each chip a replica) or 4, the chip count of"),
+    (FOUR_CHIPS + ["--replicas", "2"], "--replicas 2: " + str(V4I) + " has 4 chips, 1 per replica (--tp 1): "
+                                       "expected 4 or no --replicas"),
+    (["--tp", "2"], f"--tp 2: {V4I} is a single chip (ici.topology: none): expected --tp 1"),
+])
+def test_inconsistent_tp_and_replicas_exit_2(systolic_bin, tmp_path, args, needle):
+    proc = run_cli("pack", "-c", V4I, *WHAT_IF_HBM, *args, "-m", MODEL, "--requests", LOG, "--buckets", SETS[0],
+                   "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
     assert not (tmp_path / "out" / "report.json").exists()
 
 

@@ -21,6 +21,13 @@ def burst_log(tmp_path, n=40):
     return path
 
 
+def coarse_buckets(tmp_path):
+    """A second bucket set: prefill [2, 8], decode [4, 16]."""
+    path = tmp_path / "coarse.yaml"
+    path.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    return path
+
+
 def pack(tmp_path, *args, log=None, check=True):
     return run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", log or burst_log(tmp_path), "--buckets", BUCKETS,
                    "--chunk-tokens", "8", *args, "-o", tmp_path / "out", check=check)
@@ -102,6 +109,8 @@ def test_kv_budget_comes_from_the_model_and_the_chip(systolic_bin, tmp_path):
     (["--slo-ttft", "0", "--slo-tbt", "1"], "--slo-ttft 0: expected a time in seconds > 0"),
     (["--slo-ttft", "1", "--slo-tbt", "-2"], "--slo-tbt -2: expected a time in seconds > 0"),
     (["--slo-ttft", "1"], "--slo-ttft and --slo-tbt: expected both"),
+    (["--prefill-chips", "2"], "--prefill-chips 2: expected only with --scheduler disaggregated"),
+    (["--scheduler", "disaggregated", "--decode-chips", "0"], "--decode-chips 0: expected chips in [1, 4096]"),
 ])
 def test_bad_serving_flags_exit_2_without_output(systolic_bin, tmp_path, args, needle):
     proc = pack(tmp_path, *args, check=False)
@@ -118,8 +127,7 @@ def test_empty_log_exits_2(systolic_bin, tmp_path):
 
 
 def test_the_tax_baseline_does_not_move_with_packer_or_bucket_set(systolic_bin, tmp_path):
-    coarse = tmp_path / "coarse.yaml"
-    coarse.write_text("name: coarse\nprefill: [[2, 8]]\ndecode: [[4, 16]]\n")
+    coarse = coarse_buckets(tmp_path)
     log = burst_log(tmp_path)
     baselines = set()
     for packer in ["none", "ffd"]:
@@ -166,6 +174,12 @@ def test_rate_scale_and_poisson_change_the_offered_load(systolic_bin, tmp_path):
     assert len(rows) == 40 and float(rows[0]["arrival_s"]) == 0
     # 39 exponential gaps at 1000/s: about 39 ms (loose: a seeded draw, not an average of many).
     assert 0.015 < float(rows[-1]["arrival_s"]) < 0.08
+    # --poisson-requests draws more requests than the log has, the same first ones for a seed.
+    pack(tmp_path, "--poisson", "1000", "--seed", "3", "--poisson-requests", "300")
+    more, more_rows = outputs(tmp_path)
+    assert more["requests"]["count"] == 300 == len(more_rows)
+    assert more["policy"]["poisson_requests"] == 300
+    assert [r["arrival_s"] for r in more_rows[:40]] == [r["arrival_s"] for r in rows]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -175,6 +189,8 @@ def test_rate_scale_and_poisson_change_the_offered_load(systolic_bin, tmp_path):
     (["--poisson", "0"], "--poisson 0: expected an arrival rate in requests/s > 0"),
     (["--router", "round-robbin"], "did you mean 'round-robin'"),
     (["--rate-scale", "2", "--poisson", "3"], "--rate-scale and --poisson: expected at most one"),
+    (["--poisson-requests", "5"], "--poisson-requests 5: expected with --poisson"),
+    (["--poisson", "3", "--poisson-requests", "0"], "--poisson-requests 0: expected a number of requests >= 1"),
 ])
 def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, needle):
     proc = pack(tmp_path, *args, check=False)
@@ -187,3 +203,61 @@ def test_chunk_tokens_below_one_exits_2(systolic_bin, tmp_path):
                    "--scheduler", "chunked", "--chunk-tokens", "0", "-o", tmp_path / "out", check=False)
     assert proc.returncode == 2 and "--chunk-tokens 0: expected prompt tokens per step >= 1" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_disaggregated_pool_sizes_are_parameters(systolic_bin, tmp_path):
+    results = {}
+    for pools in [("1", "1"), ("2", "3")]:
+        out = tmp_path / "-".join(pools)
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                "--scheduler", "disaggregated", "--prefill-chips", pools[0], "--decode-chips", pools[1], "-o", out)
+        report = json.loads((out / "report.json").read_text())
+        with open(out / "requests.csv", newline="") as f:
+            slots = {int(r["slot"]) for r in csv.DictReader(f)} - {-1}
+        results[pools] = report["serving"], slots
+    small, small_slots = results[("1", "1")]
+    large, large_slots = results[("2", "3")]
+    assert small["pools"] == {"prefill_chips": 1, "decode_chips": 1} and small["chips"] == 2
+    assert large["pools"] == {"prefill_chips": 2, "decode_chips": 3} and large["chips"] == 5
+    # Slots are decode chip x B + slot, B = 2: one decode chip has slots 0-1, three have 0-5,
+    # and the burst fills more than one.
+    assert small_slots <= {0, 1} and large_slots <= set(range(6)) and max(large_slots) >= 2
+    assert large["requests"]["served"] == small["requests"]["served"] == 40
+    # Two prefill chips take the burst's prompts two at a time: the first tokens come sooner.
+    assert large["latency_s"]["ttft"]["mean"] < small["latency_s"]["ttft"]["mean"]
+
+
+def test_disaggregated_pools_fill_a_multi_chip_config(systolic_bin, tmp_path):
+    ring = ["--set", "ici.topology=ring", "--set", "ici.dims=4"]
+    run_cli("pack", "-c", TINY, *ring, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+            "--scheduler", "disaggregated", "-o", tmp_path / "out", "-q")
+    serving = json.loads((tmp_path / "out" / "report.json").read_text())["serving"]
+    assert (serving["replicas"], serving["chips"]) == (2, 4)  # two replicas of 1 prefill + 1 decode chip
+    proc = run_cli("pack", "-c", TINY, *ring, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
+                   "--scheduler", "disaggregated", "--prefill-chips", "2", "-o", tmp_path / "bad", check=False)
+    assert proc.returncode == 2 and "has 4 chips: expected a multiple of the 3 chips of a replica" in proc.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+def test_lane_view_lists_every_prefill_instance_with_segment_ids(systolic_bin, tmp_path):
+    lanes, page = tmp_path / "lanes.json", tmp_path / "lanes.html"
+    pack(tmp_path, "--lanes", lanes, "--lanes-html", page)
+    report, _ = outputs(tmp_path)
+    view = json.loads(lanes.read_text())
+    assert view["lanes_schema"] == 1 and view["bucket_set"] == "tiny"
+    instances = view["instances"]
+    prefill = [b for b in report["buckets"] if b["phase"] == "prefill"]
+    assert len(instances) == sum(b["instances"] for b in prefill)
+    seen = []
+    for inst in instances:
+        batch, length = inst["shape"]
+        assert len(inst["lanes"]) == batch
+        for lane in inst["lanes"]:
+            assert [s["segment_id"] for s in lane["segments"]] == list(range(1, len(lane["segments"]) + 1))
+            assert lane["cu_seqlens"] == [0] + [s["offset"] + s["tokens"] for s in lane["segments"]]
+            assert lane["used"] + lane["pad_tokens"] == length
+            seen += [s["request"] for s in lane["segments"]]
+    assert sorted(seen) == list(range(40))  # every request's prompt in exactly one lane (none split)
+    assert sum(i["pad_tokens"] for i in instances) == sum(b["pad_tokens"] for b in prefill)
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and '"lanes_schema":1' in text

@@ -135,6 +135,13 @@ class Result:
         import pandas as pd
         return pd.DataFrame(report["buckets"])
 
+    @property
+    def bucket_table(self):
+        """pack results: one row per bucket shape per bucket set, numeric columns
+        (systolic.serving_tables.bucket_frame)."""
+        from .serving_tables import bucket_frame
+        return bucket_frame([self.to_dict()])
+
     def __reduce__(self):
         return (_result_from_json, (self._native.to_json(-1),))
 

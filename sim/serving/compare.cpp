@@ -1,0 +1,103 @@
+#include "sim/serving/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "models/common/error.hpp"
+
+namespace systolic {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A column of the comparison: its name and where it is in a replay of report.json.
+struct Column {
+  const char* name;
+  json::json_pointer at;
+  double scale = 1;  // pJ -> J
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> kColumns = {
+      {"served", json::json_pointer("/serving/requests/served")},
+      {"truncated", json::json_pointer("/serving/requests/truncated")},
+      {"rejected", json::json_pointer("/serving/requests/rejected")},
+      {"busy_s", json::json_pointer("/tax/busy_s")},
+      {"energy_j", json::json_pointer("/tax/energy_pj"), 1e-12},
+      {"tax_time", json::json_pointer("/tax/time")},
+      {"tax_energy", json::json_pointer("/tax/energy")},
+      {"ttft_p50_s", json::json_pointer("/serving/latency_s/ttft/p50")},
+      {"ttft_p99_s", json::json_pointer("/serving/latency_s/ttft/p99")},
+      {"tbt_p99_s", json::json_pointer("/serving/latency_s/tbt_mean/p99")},
+      {"e2e_p99_s", json::json_pointer("/serving/latency_s/e2e/p99")},
+      {"tokens_per_s", json::json_pointer("/serving/throughput/tokens_per_s")},
+      {"pad_fraction", json::json_pointer("/serving/throughput/pad_fraction")},
+      {"slo_attainment", json::json_pointer("/serving/slo/attainment")},
+      {"goodput_rps", json::json_pointer("/serving/slo/goodput_rps")},
+  };
+  return kColumns;
+}
+
+// The column's value in `replay`; NaN where it does not exist (null, or no SLO given).
+double value(const json& replay, const Column& c) {
+  if (!replay.contains(c.at) || !replay.at(c.at).is_number()) return NAN;
+  return replay.at(c.at).get<double>() * c.scale;
+}
+
+template <typename Row>
+void each_row(const std::vector<PackOutput>& variants, Row&& row) {
+  for (const PackOutput& v : variants)
+    for (const json& replay : v.report["replays"])
+      row(replay["serving"]["scheduler"].get<std::string>(), replay["bucket_set"].get<std::string>(), replay);
+}
+
+}  // namespace
+
+std::vector<std::string> scheduler_list(const std::string& value) {
+  std::vector<std::string> names;
+  std::stringstream in(value);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (name.empty() || std::find(names.begin(), names.end(), name) != names.end())
+      throw InputError(
+          fmt::format("--scheduler '{}': expected scheduler names separated by commas, each once", value));
+    names.push_back(name);
+  }
+  if (names.empty()) throw InputError("--scheduler '': expected at least one scheduler");
+  return names;
+}
+
+std::string comparison_csv(const std::vector<PackOutput>& variants) {
+  std::string out = "scheduler,bucket_set";
+  for (const Column& c : columns()) out += fmt::format(",{}", c.name);
+  out += "\n";
+  each_row(variants, [&](const std::string& scheduler, const std::string& set, const json& replay) {
+    out += fmt::format("{},{}", scheduler, set);
+    for (const Column& c : columns()) {
+      const double v = value(replay, c);
+      out += std::isnan(v) ? std::string(",") : fmt::format(",{:.9g}", v);
+    }
+    out += "\n";
+  });
+  return out;
+}
+
+std::string format_comparison(const std::vector<PackOutput>& variants) {
+  const auto width = [](const Column& c) { return std::max<size_t>(10, std::string(c.name).size()); };
+  std::string out = fmt::format("{:<14} {:<14}", "scheduler", "bucket set");
+  for (const Column& c : columns()) out += fmt::format(" {:>{}}", c.name, width(c));
+  out += "\n";
+  each_row(variants, [&](const std::string& scheduler, const std::string& set, const json& replay) {
+    out += fmt::format("{:<14} {:<14}", scheduler, set);
+    for (const Column& c : columns()) {
+      const double v = value(replay, c);
+      out += std::isnan(v) ? fmt::format(" {:>{}}", "-", width(c)) : fmt::format(" {:>{}.4g}", v, width(c));
+    }
+    out += "\n";
+  });
+  return out;
+}
+
+}  // namespace systolic
