@@ -46,6 +46,20 @@ def test_run_prints_summary_and_writes_report(systolic_bin, gemms, tmp_path):
     assert real["totals"]["hbm_bytes_read"] == report["totals"]["hbm_bytes_read"] > 0
 
 
+def test_summary_shows_whole_layer_names(systolic_bin, tmp_path):
+    # Names longer than any former column limit, one repeated: printed whole, columns aligned.
+    long = "decoder.block_11.self_attention.query_key_value_projection"
+    (tmp_path / "w.yaml").write_text(f"gemms:\n  - {{name: {long}, m: 8, k: 8, n: 8}}\n"
+                                     f"  - {{name: narrow_but_repeated_many_times_over, m: 4, k: 4, n: 4, repeat: 12}}\n")
+    out = run_cli("run", "-c", TINY, "-w", tmp_path / "w.yaml", "-o", tmp_path / "out").stdout
+    rows = [line for line in out.splitlines() if line.startswith(("layer ", long, "narrow", "total "))]
+    assert rows[1].startswith(long + "  ") and rows[2].startswith("narrow_but_repeated_many_times_over x12  ")
+    assert "~" not in out
+    # The name column is as wide as the longest name: every row's M sits in the same 8 columns.
+    w = len(long)
+    assert [row[w + 2:w + 10].strip() for row in rows[:3]] == ["M", "8", "4"]
+
+
 def test_same_inputs_same_bytes(systolic_bin, gemms, tmp_path):
     for d in ["x", "y"]:
         run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / d, "-q")
