@@ -11,7 +11,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
-#include "sim/report/timeline.hpp"
+#include "sim/report/timeline_file.hpp"
 #include "sim/run/pipeline.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/viz/vcd_tracer.hpp"
@@ -38,7 +38,9 @@ struct RunOptions {
   std::string outdir = "out";
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
-  std::string timeline;  // trace-event JSON (sim/report/timeline.hpp)
+  std::string timeline;  // trace-event JSON (sim/report/timeline_file.hpp), gzip for .json.gz
+  std::string timeline_window;
+  double timeline_limit_mib = 1024;
 };
 }  // namespace
 
@@ -78,11 +80,23 @@ Command add_run_command(CLI::App& app) {
                   "Write waveforms (VCD, for GTKWave) of the exact model: per-PE values (arrays up "
                   "to 32x32), engine busy/stalled, semaphores");
   cmd->add_option("--timeline", opts->timeline,
-                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
+                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing); "
+                  "gzip-compressed when the path ends in .json.gz");
+  cmd->add_option("--timeline-window", opts->timeline_window,
+                  "Only cycles A to B-1 of the run in the timeline (A:B; A: and :B leave one end open)");
+  cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
+                  "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
+      ->check(CLI::PositiveNumber);
   add_sharding_options(cmd, opts->source.shape);
   return {cmd, [opts]() {
     RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
     request.record.timeline = !opts->timeline.empty();
+    request.record.timeline_path = opts->timeline;
+    if (!opts->timeline_window.empty()) {
+      if (opts->timeline.empty()) throw InputError("--timeline-window: give --timeline PATH too");
+      request.record.timeline_options.window = parse_cycle_range(opts->timeline_window, "--timeline-window");
+    }
+    request.record.timeline_options.limit_bytes = static_cast<uint64_t>(opts->timeline_limit_mib * (1 << 20));
     request.record.vcd = opts->vcd;
     const RunResult run = systolic::run(request);
     if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
@@ -94,7 +108,8 @@ Command add_run_command(CLI::App& app) {
     if (!opts->vcd.empty()) written.push_back(opts->vcd);
     note_replaced(written);
     write_file_atomically(report_path, run.report.dump(2) + "\n");
-    if (!opts->timeline.empty()) write_file_atomically(opts->timeline, run.timeline.dump() + "\n");
+    if (!opts->timeline.empty())
+      write_timeline(opts->timeline, request.config, run.programs, run.result, request.record.timeline_options);
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;
   }};
