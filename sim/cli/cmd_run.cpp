@@ -63,9 +63,15 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
 
 namespace {
 // A run never replaces an earlier run's files without saying so (the default -o is ./out).
-void note_replaced(const std::vector<std::string>& paths) {
+// Looked at before the run: the VCD is written while it simulates.
+std::vector<std::string> existing(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
   for (const auto& path : paths)
-    if (std::filesystem::exists(path)) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
+    if (std::filesystem::exists(path)) out.push_back(path);
+  return out;
+}
+void note_replaced(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
 }
 }  // namespace
 
@@ -98,15 +104,16 @@ Command add_run_command(CLI::App& app) {
     }
     request.record.timeline_options.limit_bytes = static_cast<uint64_t>(opts->timeline_limit_mib * (1 << 20));
     request.record.vcd = opts->vcd;
+    const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
+    std::vector<std::string> written = {report_path};
+    if (!opts->timeline.empty()) written.push_back(opts->timeline);
+    if (!opts->vcd.empty()) written.insert(written.end(), {opts->vcd, gtkw_path(opts->vcd)});
+    const std::vector<std::string> earlier = existing(written);
     const RunResult run = systolic::run(request);
     if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
-    const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
-    std::vector<std::string> written = {report_path};
-    if (!opts->timeline.empty()) written.push_back(opts->timeline);
-    if (!opts->vcd.empty()) written.push_back(opts->vcd);
-    note_replaced(written);
+    note_replaced(earlier);
     write_file_atomically(report_path, run.report.dump(2) + "\n");
     if (!opts->timeline.empty())
       write_timeline(opts->timeline, request.config, run.programs, run.result, request.record.timeline_options);

@@ -8,6 +8,7 @@ import html.parser
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -117,8 +118,12 @@ def expected_at(cycle):
 
 # ---- VCD -------------------------------------------------------------------------------------
 
-def parse_vcd(path):
-    """{full.name: (width, [(time, value)])}, integer wires sign-extended from their width."""
+PERIOD_PS = 10_000  # tiny-4x4.yaml: clock_mhz 100
+
+
+def parse_vcd(path, period_ps=PERIOD_PS):
+    """{full.name: (width, [(cycle, value)])}, integer wires sign-extended from their width;
+    the VCD's times (ps) divided by the clock period."""
     ids, signals, scope, time = {}, {}, [], 0
     tokens = iter(pathlib.Path(path).read_text().split())
     for tok in tokens:
@@ -136,7 +141,7 @@ def parse_vcd(path):
             ids.setdefault(code, []).append(full)
             signals[full] = (kind, width, [])
         elif tok.startswith("#"):
-            time = int(tok[1:])
+            time = int(tok[1:]) / period_ps
         elif tok[0] in "br":
             code = next(tokens)
             if tok[0] == "b":
@@ -185,13 +190,13 @@ def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_
             for i in range(m):
                 for c in range(n):
                     t = start + s_f + i + R - 1 + c
-                    got[i, c] += value_at(sig[f"{prefix}pe_03_{c:02}.psum"], t)
+                    got[i, c] += value_at(sig[f"{prefix}pe_03_{c:02}.psum_03_{c:02}"], t)
                     # The bottom row did a useful MAC unless it is a padded row of the fold.
-                    assert value_at(sig[f"{prefix}pe_03_{c:02}.active"], t) == int(k - f * R >= R)
+                    assert value_at(sig[f"{prefix}pe_03_{c:02}.active_03_{c:02}"], t) == int(k - f * R >= R)
         assert (got == reference).all(), f"layer {name}"
         # The stationary weights are B's, the activations A's.
-        assert value_at(sig[f"{prefix}pe_02_01.weight"], start + R + 2 + 1) == b[2, 1]
-        assert value_at(sig[f"{prefix}pe_00_00.activation"], start + R) == a[0, 0]
+        assert value_at(sig[f"{prefix}pe_02_01.weight_02_01"], start + R + 2 + 1) == b[2, 1]
+        assert value_at(sig[f"{prefix}pe_00_00.activation_00_00"], start + R) == a[0, 0]
     busy = sig[prefix + "busy"][2]
     assert busy[0] == (0, 1) and busy[-1] == (42, 0)
     stored = sig["SystemC.chip.semaphores.outputs_stored"][2]  # each layer's one output tile
@@ -201,6 +206,45 @@ def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_
         conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True,
                               text=True, timeout=60)
         assert conv.returncode == 0 and (tmp_path / "w.fst").stat().st_size > 0, conv.stderr
+
+
+def test_vcd_has_a_clock_a_picosecond_axis_and_a_gtkwave_save_file(systolic_bin, tmp_path):
+    # The real memory system (the default): DMA events fall inside cycles, and SystemC stays quiet.
+    vcd = tmp_path / "grid.vcd"
+    proc = run_cli("run", "-c", TINY, "-w", WATCH, "-o", tmp_path / "out", "-q", "--vcd", vcd)
+    assert "W713" not in proc.stderr and "Warning" not in proc.stderr
+    cycles = json.loads((tmp_path / "out" / "report.json").read_text())["totals"]["cycles"]
+    text = vcd.read_text()
+    assert "$timescale\n     1 ps\n$end" in text
+    sig = parse_vcd(vcd)
+    # One clock period per cycle: high at each cycle's start, low at its middle, to the end.
+    clk = sig["SystemC.clk"][2]
+    assert clk == [(e / 2, 1 - e % 2) for e in range(2 * cycles + 1)]
+    # Every PE signal's name is unique, not only its path.
+    leaves = [name.rsplit(".", 1)[1] for name in sig if ".pe_" in name]
+    assert len(leaves) == len(set(leaves)) == R * C * 4
+    # The save file: beside the VCD, naming it, every trace a signal of the VCD, one group per row.
+    gtkw = (tmp_path / "grid.gtkw").read_text().splitlines()
+    assert '[dumpfile] "grid.vcd"' in gtkw
+    traces = [line for line in gtkw if line.startswith("SystemC.")]
+    assert {re.sub(r"\[\d+:0\]$", "", t) for t in traces} <= set(sig) and len(traces) > R * C * 4
+    labels = [gtkw[i + 1] for i, line in enumerate(gtkw) if line == "@800200"]
+    assert labels[:2] == ["-clock", "-engines: busy, stalled"]
+    assert [l for l in labels if "row" in l] == [f"-mxu0 row {r}" for r in range(R)]
+    assert gtkw.count("@800200") == gtkw.count("@1000200")
+    if shutil.which("vcd2fst"):
+        conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True, text=True,
+                              timeout=60)
+        assert conv.returncode == 0, conv.stderr
+
+
+def test_viz_names_the_chip_as_run_and_says_what_it_wrote(systolic_bin, tmp_path):
+    page = tmp_path / "g.html"
+    proc = run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page, "--set", "mxu.rows=8", "--set", "memory.ideal=true")
+    assert proc.stdout == f"wrote: {page}\n"
+    assert '"name":"tiny-4x4 with mxu.rows=8, memory.ideal=true"' in page.read_text()
+    proc = run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page)
+    assert f"note: replaced {page} from an earlier run" in proc.stderr
 
 
 def test_vcd_refuses_what_it_cannot_trace(systolic_bin, tmp_path):
