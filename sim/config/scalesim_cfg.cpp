@@ -40,6 +40,23 @@ const std::map<std::string, std::string>& key_map() {
       {"architecture_presets.memorybanks", ""},
       {"run_presets.interfacebandwidth", ""},
       {"network_presets.topologycsvloc", ""},
+      // Newer versions: SRAM bank layouts and sparsity. Read only when switched on, which is
+      // refused (must_be_off below), so the rest is accepted and unused.
+      {"architecture_presets.ifmapcustomlayout", ""},
+      {"architecture_presets.filtercustomlayout", ""},
+      {"architecture_presets.onchipmemorybanks", ""},
+      {"architecture_presets.onchipmemorybankports", ""},
+      {"architecture_presets.ifmapsrambankbandwidth", ""},
+      {"architecture_presets.ifmapsrambanknum", ""},
+      {"architecture_presets.ifmapsrambankport", ""},
+      {"architecture_presets.filtersrambankbandwidth", ""},
+      {"architecture_presets.filtersrambanknum", ""},
+      {"architecture_presets.filtersrambankport", ""},
+      {"sparsity.sparsitysupport", ""},
+      {"sparsity.sparserep", ""},
+      {"sparsity.optimizedmapping", ""},
+      {"sparsity.blocksize", ""},
+      {"sparsity.randomnumbergeneratorseed", ""},
   };
   return keys;
 }
@@ -68,6 +85,12 @@ std::string read_key(Reader& r, const std::string& section, const std::string& n
                        "counterpart (this simulator times its own DRAM, hbm.*: give a YAML config with hbm.preset); "
                        "expected CALC",
                        value);
+  if ((key == "architecture_presets.ifmapcustomlayout" || key == "architecture_presets.filtercustomlayout" ||
+       key == "sparsity.sparsitysupport") &&
+      lower(value) != "false")
+    return fmt::format("key '{}': {} is not read here: SCALE-Sim's custom SRAM layouts and sparsity have no "
+                       "counterpart in this simulator; expected False",
+                       name, value);
   if (key == "architecture_presets.memorybanks" && value != "1")
     return fmt::format("key 'MemoryBanks': {} banks: expected 1 (one DRAM interface)", value);
   if (it->second.empty()) return "";

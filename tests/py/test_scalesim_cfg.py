@@ -58,6 +58,8 @@ def test_the_shipped_cfg_maps_its_keys(systolic_bin, tmp_path):
 @pytest.mark.parametrize("extra,line,needle", [
     ("ReadRequestBuffer: 32", 14, "key 'ReadRequestBuffer' in [architecture_presets]: SCALE-Sim key with no counterpart"),
     ("MemoryBanks: 4", 14, "key 'MemoryBanks': 4 banks: expected 1"),
+    ("IfmapCustomLayout: True", 14, "key 'IfmapCustomLayout': True is not read here"),
+    ("OnChipMemoryBanks: 1\nFilterCustomLayout: False\nSparsityy: 1", 16, "key 'Sparsityy' in [architecture_presets]"),
     ("this line has no separator", 14, "expected [section] or key = value"),
 ])
 def test_keys_with_no_counterpart_exit_2_naming_line_and_key(systolic_bin, tmp_path, extra, line, needle):
