@@ -11,6 +11,7 @@
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
+#include "sim/report/scalesim_csv.hpp"
 #include "sim/report/timeline_file.hpp"
 #include "sim/run/pipeline.hpp"
 #include "sim/simulate/simulate.hpp"
@@ -41,6 +42,7 @@ struct RunOptions {
   std::string timeline;  // trace-event JSON (sim/report/timeline_file.hpp), gzip for .json.gz
   std::string timeline_window;
   double timeline_limit_mib = 1024;
+  bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
 };
 }  // namespace
 
@@ -93,6 +95,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
                   "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
+                "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
   add_sharding_options(cmd, opts->source.shape);
   return {cmd, [opts]() {
     RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
@@ -108,13 +112,17 @@ Command add_run_command(CLI::App& app) {
     std::vector<std::string> written = {report_path};
     if (!opts->timeline.empty()) written.push_back(opts->timeline);
     if (!opts->vcd.empty()) written.insert(written.end(), {opts->vcd, gtkw_path(opts->vcd)});
+    const std::string csv_path = (std::filesystem::path(opts->outdir) / "COMPUTE_REPORT.csv").string();
+    if (opts->scalesim_reports) written.push_back(csv_path);
     const std::vector<std::string> earlier = existing(written);
     const RunResult run = systolic::run(request);
     if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     note_replaced(earlier);
+    const std::string csv = opts->scalesim_reports ? scalesim_compute_report(run.report) : "";
     write_file_atomically(report_path, run.report.dump(2) + "\n");
+    if (opts->scalesim_reports) write_file_atomically(csv_path, csv);
     if (!opts->timeline.empty())
       write_timeline(opts->timeline, request.config, run.programs, run.result, request.record.timeline_options);
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));

@@ -79,3 +79,26 @@ def test_bad_values_and_user_bandwidth_exit_2(systolic_bin, tmp_path):
     proc = run_cli("run", "-c", path, "-w", RESNET, "-o", tmp_path / "o", check=False)
     assert proc.returncode == 2 and "scale.cfg:16: key 'InterfaceBandwidth': USER is not read here" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_compute_report_csv_reads_as_scalesims(systolic_bin, tmp_path):
+    out = tmp_path / "o"
+    proc = run_cli("run", "-c", cfg(tmp_path), "-w", RESNET, "--set", "hbm.capacity_bytes=64 GiB", "-o", out,
+                   "--scalesim-reports")
+    assert f"{out / 'COMPUTE_REPORT.csv'}" in proc.stdout.splitlines()[-1]
+    lines = (out / "COMPUTE_REPORT.csv").read_text().splitlines()
+    assert lines[0] == "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %,"
+    rows = [[field.strip() for field in line.split(",")] for line in lines[1:]]
+    assert all(row[-1] == "" for row in rows)  # SCALE-Sim ends every line with a comma
+    expected = scalesim_total_cycles(RESNET, 32, 16)
+    assert [int(row[0]) for row in rows] == list(range(len(expected)))
+    assert [int(row[1]) - 1 for row in rows] == [cycles for _, cycles in expected]
+    # Overall Util % = useful MACs / (PEs x cycles), from the layer's own M, K, N.
+    layers = json.loads((out / "report.json").read_text())["chips"][0]["layers"]
+    for row, layer in zip(rows, layers):
+        macs = layer["m"] * layer["k"] * layer["n"] * layer["repeat"]
+        assert float(row[3]) == pytest.approx(100 * macs / (32 * 16 * int(row[1])))
+    proc = run_cli("run", "-c", REPO / "configs" / "tpu-v5e-8.yaml", "-w", REPO / "traces" / "gemms" / "example.yaml",
+                   "-o", tmp_path / "m", "--scalesim-reports", check=False)
+    assert proc.returncode == 2 and "describe one array; this run has 8 chips" in proc.stderr
+    assert not (tmp_path / "m").exists()
