@@ -103,6 +103,19 @@ def pe_state(a, b, u, r, c):
     return g, weight, act, wrap32(psum), state
 
 
+def pe_index(m_rows, k, n, u, r, c):
+    """The elements PE (r, c) holds at cycle u (same schedule as pe_state): its weight B[k][n],
+    the activation A[m][k] passing through and the sum toward C[m][n]; "" when empty."""
+    rf, cf = -(-k // R), -(-n // C)
+    starts = [R + f * max(m_rows, R) for f in range(rf * cf)]
+    d = u - r - c
+    g = max((f for f, s in enumerate(starts) if s <= d), default=-1)
+    if g < 0 or d - starts[g] >= m_rows:
+        return ""
+    m, kk, nn = d - starts[g], (g % rf) * R + r, (g // rf) * C + c
+    return f"B[{kk}][{nn}] A[{m}][{kk}] C[{m}][{nn}]"
+
+
 # The two layers of watch-4x4.yaml: (layer index, M, K, N, start cycle).
 LAYERS = {"worked": (0, 6, 8, 4, 0), "ragged": (1, 5, 6, 3, 22)}
 
@@ -507,9 +520,29 @@ def test_page_renders_the_exact_models_values(chromium, page, fragment, cycle):
         got = (int(cell["data-fold"]), int(cell["data-weight"]), int(cell["data-activation"]),
                int(cell["data-psum"]), cell["data-state"])
         assert got == (fold, weight, act, psum, state), f"PE({r},{c}) at cycle {cycle}"
+        # The matrix elements it holds, named from the schedule of docs/mxu.md.
+        name, (layer, m, k, n, start) = next((nm, v) for nm, v in LAYERS.items()
+                                             if v[4] <= cycle < v[4] + (22 if nm == "worked" else 20))
+        assert cell["data-index"] == pe_index(m, k, n, cycle - start, r, c), f"PE({r},{c}) at cycle {cycle}"
     states = {cell["data-state"] for cell in dom.cells.values()}
     if cycle == 29:
         assert "pad" in states
+
+
+def test_page_legend_and_zoom(chromium, page, tmp_path):
+    # watch-4x4's `worked` layer has two folds in the array at cycle 13: a swatch for each colour.
+    dom = headless(chromium, "--dump-dom", page.as_uri() + "#cycle=13")
+    assert "useful MAC, fold 0<" in dom and "useful MAC, fold 1<" in dom
+    # A 16x16 array: no numbers fit its cells at 1x; at 2x every PE shows its four fields, and
+    # at 4x the matrix indices beside them.
+    big = tmp_path / "g16.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", big, "--set", "memory.ideal=true", "--set", "mxu.rows=16",
+            "--set", "mxu.cols=16")
+    counts = {}
+    for zoom in (1, 2, 4):
+        dom = headless(chromium, "--dump-dom", big.as_uri() + f"#cycle=20&zoom={zoom}")
+        counts[zoom] = (dom.count('class="v"'), dom.count('class="ix"'))
+    assert counts == {1: (0, 0), 2: (16 * 16 * 3, 0), 4: (16 * 16 * 3, 16 * 16 * 3)}
 
 
 def test_page_screenshot(chromium, page, tmp_path):
