@@ -545,6 +545,27 @@ def test_page_legend_and_zoom(chromium, page, tmp_path):
     assert counts == {1: (0, 0), 2: (16 * 16 * 3, 0), 4: (16 * 16 * 3, 16 * 16 * 3)}
 
 
+@pytest.mark.parametrize("dataflow", ["os", "is"])
+def test_page_indices_name_the_values_under_os_and_is(chromium, tmp_path, dataflow):
+    # Each active PE's named elements hold the values it shows: under os the weight field is
+    # B[k][n] and the activation A[m][k]; under is the stationary field is A[m][k], the passing
+    # one B[k][n] (operands of `worked` drawn independently above).
+    page = tmp_path / "g.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page, "--set", "memory.ideal=true", "--set", f"mxu.dataflow={dataflow}",
+            "--layer", "worked")
+    a, b = operands(0, 6, 8, 4)
+    checked = 0
+    for cycle in (6, 12):
+        for cell in rendered(chromium, page, f"cycle={cycle}").cells.values():
+            if cell["data-state"] != "active":
+                continue
+            at = {name: (int(i), int(j)) for name, i, j in re.findall(r"([ABC])\[(\d+)\]\[(\d+)\]", cell["data-index"])}
+            w, act = int(cell["data-weight"]), int(cell["data-activation"])
+            assert (b[at["B"]], a[at["A"]]) == ((w, act) if dataflow == "os" else (act, w))
+            checked += 1
+    assert checked > 10
+
+
 def test_page_screenshot(chromium, page, tmp_path):
     shot = tmp_path / "grid.png"
     headless(chromium, "--window-size=1280,800", "--hide-scrollbars", f"--screenshot={shot}",
