@@ -8,6 +8,7 @@
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
@@ -43,6 +44,7 @@ struct RunOptions {
   std::string timeline_window;
   double timeline_limit_mib = 1024;
   bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
+  bool progress = false;          // a progress line even when stderr is not a terminal
 };
 }  // namespace
 
@@ -95,6 +97,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
                   "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--progress", opts->progress,
+                "Show progress with the time left on stderr (by default only on a terminal, after 2 s)");
   cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
                 "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
   add_sharding_options(cmd, opts->source.shape);
@@ -115,7 +119,10 @@ Command add_run_command(CLI::App& app) {
     const std::string csv_path = (std::filesystem::path(opts->outdir) / "COMPUTE_REPORT.csv").string();
     if (opts->scalesim_reports) written.push_back(csv_path);
     const std::vector<std::string> earlier = existing(written);
+    auto progress = std::make_unique<ProgressLine>(opts->progress);
+    if (opts->vcd.empty()) request.record.progress = progress->callback();
     const RunResult run = systolic::run(request);
+    progress.reset();  // ends the progress line before anything else is printed
     if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);

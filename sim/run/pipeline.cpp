@@ -47,7 +47,7 @@ void run_one_chip(const RunRequest& request, RunResult& out) {
   const ChipConfig& config = request.config;
   LoadedProgram loaded = load_program(config, request.source, request.command);
   if (request.record.timeline) check_timeline_size({&loaded.program}, request.record.timeline_options, request.record.timeline_path);
-  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity};
+  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
   SimResult chip = request.record.vcd.empty()
                        ? simulate(config, loaded.program, options)
                        : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_channel_activity);
@@ -74,7 +74,8 @@ void run_system(const RunRequest& request, RunResult& out) {
   out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
   out.programs = compile_system(config, out.workloads);
   if (request.record.timeline) check_timeline_size(pointers(out.programs), request.record.timeline_options, request.record.timeline_path);
-  out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
+  out.result = simulate_system(config, out.programs,
+                               {nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress});
 }
 
 }  // namespace

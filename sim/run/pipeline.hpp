@@ -3,6 +3,7 @@
 // bucket shapes): load the workload or compiled trace, compile one program per chip, simulate,
 // report. A single-chip config is a one-chip system: the same report (chips[] with one entry),
 // the same totals, the same entry point.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct Recording {
   TimelineOptions timeline_options;
   bool hbm_channel_activity = false;
   std::string vcd;                 // waveforms written to this path (one chip only)
+  std::function<void(double)> progress;  // RunOptions::progress (not with a VCD)
 };
 
 struct RunRequest {
