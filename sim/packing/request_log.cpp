@@ -1,5 +1,7 @@
 #include "sim/packing/request_log.hpp"
 
+#include "sim/common/csv_fields.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -279,7 +281,13 @@ RequestLog parse_request_log(const std::string& text, const std::string& path,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const std::string_view body = detail::trim(line);
     if (body.empty() || body.front() == '#') continue;
-    const auto fields = detail::split_commas(body);
+    std::vector<std::string> owned;
+    try {
+      owned = csv_fields(body);
+    } catch (const std::invalid_argument& e) {
+      fail(path, line_no, e.what());
+    }
+    const std::vector<std::string_view> fields(owned.begin(), owned.end());
     if (!columns) {
       columns = &header_columns(fields, body, path, line_no);
       log.format = columns->format;
