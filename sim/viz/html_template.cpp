@@ -79,6 +79,13 @@ select { font: inherit; }
               overflow: hidden; white-space: nowrap; border-right: 1px solid #fff; }
 #strip .now { position: absolute; top: 0; bottom: 0; width: 2px; background: #11181f; }
 .muted { color: var(--muted); }
+#matrices { display: flex; flex-wrap: wrap; gap: 10px 16px; margin-top: 12px; }
+#matrices .mat { display: grid; gap: 1px; font: 9px/1 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
+#matrices .mat div { min-width: 26px; height: 15px; background: #f1f4f7; color: var(--ink); text-align: right;
+                     padding: 3px 2px 0; overflow: hidden; }
+#matrices .mat div.seen { background: #dbe8f7; }
+#matrices .mat div.now { outline: 2px solid #1e6fd9; outline-offset: -2px; }
+#matrices h3 { font-size: 12px; margin: 0 0 4px; font-weight: 600; }
 </style>
 </head>
 <body>
@@ -101,6 +108,7 @@ select { font: inherit; }
     <div id="story"></div>
     <div id="legend"></div>
     <div id="detail" class="muted">Click a PE to follow its values.</div>
+    <div id="matrices"></div>
   </aside>
 </main>
 <footer>
@@ -155,6 +163,16 @@ select { font: inherit; }
   // columns and streams M; os M x N, streams K; is K x M, streams N), the recorded row the
   // streamed index. Returns {w, a, p}: the labels of the weight, activation and partial-sum
   // fields, or null for an empty PE.
+  // The same as numbers: [m, k] of A, [k, n] of B, [m, n] of C within the instruction, and which
+  // PE field holds A's and B's value under this dataflow.
+  function elements(ins, fold, streamed, r, c) {
+    if (fold < 0 || streamed < 0) return null;
+    const i = (fold % ins.row_folds) * R + r, j = Math.floor(fold / ins.row_folds) * C + c;
+    if (D.chip.dataflow === "os") return { A: [i, streamed], B: [streamed, j], C: [i, j], a: "activation", b: "weight" };
+    if (D.chip.dataflow === "is") return { A: [j, i], B: [i, streamed], C: [j, streamed], a: "weight", b: "activation" };
+    return { A: [streamed, i], B: [i, j], C: [streamed, j], a: "activation", b: "weight" };
+  }
+
   function indices(ins, fold, streamed, r, c) {
     if (fold < 0 || streamed < 0) return null;
     const i = (fold % ins.row_folds) * R + r, j = Math.floor(fold / ins.row_folds) * C + c;
@@ -312,8 +330,53 @@ select { font: inherit; }
         (ins.n_offset + Math.min(ins.n, n0 + C) - 1);
   }
 
+  // A, B and C of the current instruction filling in: A's and B's elements as they pass a PE,
+  // C's as its partial sums leave the bottom row (ws, is: the row folds add up, as in the output
+  // accumulator) or, under os, as each PE's own sum grows. Elements this cycle are outlined.
+  const MAT_MAX = 1024;  // elements per matrix drawn
+  function renderMatrices(f) {
+    const box = $("matrices"); box.textContent = "";
+    if (f < 0) return;
+    const ins = D.instructions[F.instruction[f]];
+    const dims = { A: [ins.m, ins.k], B: [ins.k, ins.n], C: [ins.m, ins.n] };
+    const val = { A: new Map(), B: new Map(), C: new Map() }, now = { A: new Set(), B: new Set(), C: new Set() };
+    let g = f; while (g > 0 && F.instruction[g - 1] === F.instruction[f]) g--;
+    for (; g <= f; g++)
+      for (let i = 0; i < P; i++) {
+        const j = g * P + i, r = Math.floor(i / C), c = i % C;
+        const e = elements(ins, V.fold[j], V.row[j], r, c);
+        if (!e || e.A[0] >= ins.m || e.A[1] >= ins.k || e.B[1] >= ins.n) continue;  // padding
+        val.A.set(e.A.join(","), V[e.a][j]); val.B.set(e.B.join(","), V[e.b][j]);
+        if (g === f) { now.A.add(e.A.join(",")); now.B.add(e.B.join(",")); }
+        const key = e.C.join(",");
+        if (D.chip.dataflow === "os") { val.C.set(key, V.psum[j]); if (g === f) now.C.add(key); }
+        else if (r === R - 1) { val.C.set(key, (val.C.get(key) || 0) + V.psum[j]); if (g === f) now.C.add(key); }
+      }
+    for (const name of ["A", "B", "C"]) {
+      const [rows, cols] = dims[name], wrap = el("div");
+      wrap.appendChild(el("h3", "", name + " (" + rows + "×" + cols + ")"));
+      if (rows * cols > MAT_MAX) {
+        wrap.appendChild(el("span", "muted", "too large to draw (more than " + MAT_MAX + " elements)"));
+      } else {
+        const m = el("div", "mat"); m.id = "mat" + name;
+        m.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
+        for (let a = 0; a < rows; a++)
+          for (let b = 0; b < cols; b++) {
+            const key = a + "," + b, has = val[name].has(key);
+            const d = el("div", (has ? "seen" : "") + (now[name].has(key) ? " now" : ""), has ? fmt(val[name].get(key)) : "");
+            d.dataset.i = a; d.dataset.j = b; if (has) d.dataset.v = val[name].get(key);
+            d.title = name + "[" + a + "][" + b + "]";
+            m.appendChild(d);
+          }
+        wrap.appendChild(m);
+      }
+      box.appendChild(wrap);
+    }
+  }
+
   function render() {
     const t = cur - FIRST, f = frameAt[t], base = f * P;
+    renderMatrices(f);
     document.body.dataset.cycle = cur;
     $("cycle").textContent = cur;
     scrub.value = cur; jump.value = cur;

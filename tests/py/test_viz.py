@@ -566,6 +566,27 @@ def test_page_indices_name_the_values_under_os_and_is(chromium, tmp_path, datafl
     assert checked > 10
 
 
+def matrix_panel(dom, name):
+    """{(i, j): value} of the page's matrix panel `name` (elements filled in so far)."""
+    panel = dom[dom.index(f'id="mat{name}"'):]
+    panel = panel[:panel.index("</div></div>") + 6]
+    cells = re.findall(r'<div[^>]*data-i="(\d+)" data-j="(\d+)" data-v="(-?\d+)"', panel)
+    return {(int(i), int(j)): int(v) for i, j, v in cells}
+
+
+def test_page_fills_in_a_b_and_c(chromium, page):
+    # At the last cycle of `worked` every element of A and B has passed a PE and C is A x B
+    # (numpy on the independently drawn operands); halfway, C holds only what has left the array.
+    a, b = operands(0, 6, 8, 4)
+    dom = headless(chromium, "--dump-dom", page.as_uri() + "#cycle=21")
+    assert matrix_panel(dom, "A") == {(i, j): int(a[i, j]) for i in range(6) for j in range(8)}
+    assert matrix_panel(dom, "B") == {(i, j): int(b[i, j]) for i in range(8) for j in range(4)}
+    c = a.astype(np.int64) @ b.astype(np.int64)
+    assert matrix_panel(dom, "C") == {(i, j): wrap32(int(c[i, j])) for i in range(6) for j in range(4)}
+    early = matrix_panel(headless(chromium, "--dump-dom", page.as_uri() + "#cycle=13"), "C")
+    assert 0 < len(early) < 24 and early[(0, 0)] == 6298  # docs/watch-it-compute.md, cycle 13
+
+
 def test_page_screenshot(chromium, page, tmp_path):
     shot = tmp_path / "grid.png"
     headless(chromium, "--window-size=1280,800", "--hide-scrollbars", f"--screenshot={shot}",
