@@ -1,7 +1,7 @@
 // The PE-grid page (see html_writer.hpp). Everything inline: no network, no external scripts,
 // stylesheets or fonts. Text from the data is inserted with textContent, never as HTML.
 //
-// Why one 450-line file with a 320-line JavaScript function: it is a single self-contained
+// Why one 560-line file with a 420-line JavaScript function: it is a single self-contained
 // page held in one raw string (the page must open offline from one file), and its script is one
 // closure over the data; the C++ size limits (docs/architecture.md, "Size of the parts") do not
 // apply to it. Its behaviour is tested through the written page (tests/py/test_viz.py).
