@@ -8,10 +8,12 @@
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
-#include "sim/report/timeline.hpp"
+#include "sim/report/scalesim_csv.hpp"
+#include "sim/report/timeline_file.hpp"
 #include "sim/run/pipeline.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/viz/vcd_tracer.hpp"
@@ -38,7 +40,11 @@ struct RunOptions {
   std::string outdir = "out";
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
-  std::string timeline;  // trace-event JSON (sim/report/timeline.hpp)
+  std::string timeline;  // trace-event JSON (sim/report/timeline_file.hpp), gzip for .json.gz
+  std::string timeline_window;
+  double timeline_limit_mib = 1024;
+  bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
+  bool progress = false;          // a progress line even when stderr is not a terminal
 };
 }  // namespace
 
@@ -61,9 +67,15 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
 
 namespace {
 // A run never replaces an earlier run's files without saying so (the default -o is ./out).
-void note_replaced(const std::vector<std::string>& paths) {
+// Looked at before the run: the VCD is written while it simulates.
+std::vector<std::string> existing(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
   for (const auto& path : paths)
-    if (std::filesystem::exists(path)) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
+    if (std::filesystem::exists(path)) out.push_back(path);
+  return out;
+}
+void note_replaced(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
 }
 }  // namespace
 
@@ -78,23 +90,48 @@ Command add_run_command(CLI::App& app) {
                   "Write waveforms (VCD, for GTKWave) of the exact model: per-PE values (arrays up "
                   "to 32x32), engine busy/stalled, semaphores");
   cmd->add_option("--timeline", opts->timeline,
-                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
+                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing); "
+                  "gzip-compressed when the path ends in .json.gz");
+  cmd->add_option("--timeline-window", opts->timeline_window,
+                  "Only cycles A to B-1 of the run in the timeline (A:B; A: and :B leave one end open)");
+  cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
+                  "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--progress", opts->progress,
+                "Show progress with the time left on stderr (by default only on a terminal, after 2 s)");
+  cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
+                "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
   add_sharding_options(cmd, opts->source.shape);
   return {cmd, [opts]() {
     RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
     request.record.timeline = !opts->timeline.empty();
+    request.record.timeline_path = opts->timeline;
+    if (!opts->timeline_window.empty()) {
+      if (opts->timeline.empty()) throw InputError("--timeline-window: give --timeline PATH too");
+      request.record.timeline_options.window = parse_cycle_range(opts->timeline_window, "--timeline-window");
+    }
+    request.record.timeline_options.limit_bytes = static_cast<uint64_t>(opts->timeline_limit_mib * (1 << 20));
     request.record.vcd = opts->vcd;
-    const RunResult run = systolic::run(request);
-    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
-      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
-                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
     std::vector<std::string> written = {report_path};
     if (!opts->timeline.empty()) written.push_back(opts->timeline);
-    if (!opts->vcd.empty()) written.push_back(opts->vcd);
-    note_replaced(written);
+    if (!opts->vcd.empty()) written.insert(written.end(), {opts->vcd, gtkw_path(opts->vcd)});
+    const std::string csv_path = (std::filesystem::path(opts->outdir) / "COMPUTE_REPORT.csv").string();
+    if (opts->scalesim_reports) written.push_back(csv_path);
+    const std::vector<std::string> earlier = existing(written);
+    auto progress = std::make_unique<ProgressLine>(opts->progress);
+    if (opts->vcd.empty()) request.record.progress = progress->callback();
+    const RunResult run = systolic::run(request);
+    progress.reset();  // ends the progress line before anything else is printed
+    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
+      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
+                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
+    note_replaced(earlier);
+    const std::string csv = opts->scalesim_reports ? scalesim_compute_report(run.report) : "";
     write_file_atomically(report_path, run.report.dump(2) + "\n");
-    if (!opts->timeline.empty()) write_file_atomically(opts->timeline, run.timeline.dump() + "\n");
+    if (opts->scalesim_reports) write_file_atomically(csv_path, csv);
+    if (!opts->timeline.empty())
+      write_timeline(opts->timeline, request.config, run.programs, run.result, request.record.timeline_options);
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;
   }};

@@ -1,5 +1,8 @@
 // systolic viz: the PE-grid page of a small array (docs/watch-it-compute.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
 
 #include <memory>
 
@@ -58,8 +61,13 @@ int run_viz(const VizOptions& o, bool uniform_pad) {
     request.pad_tokens =
         uniform_pad_tokens(transformer::parse_bucket(source.shape.bucket, "--bucket"), o.pad_tokens);
   const LoadedProgram loaded = load_program(config, source, "viz");
-  const GridView view = capture_grid_view(config, loaded.workload.name, loaded.program, request);
+  GridView view = capture_grid_view(config, loaded.workload.name, loaded.program, request);
+  // The page's title names the chip as run: the file's name and what --set changed.
+  if (!o.overrides.empty()) view.chip += fmt::format(" with {}", fmt::join(o.overrides, ", "));
+  const bool replacing = std::filesystem::exists(o.output);
   write_file_atomically(o.output, grid_view_html(view));
+  if (replacing) fmt::print(stderr, "note: replaced {} from an earlier run\n", o.output);
+  fmt::print("wrote: {}\n", o.output);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "sim/config/config.hpp"
+#include "sim/config/scalesim_cfg.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -105,6 +106,7 @@ void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrid
 }
 
 ChipConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (is_scalesim_cfg(path)) return load_scalesim_cfg(path, overrides);  // SCALE-Sim v2 .cfg (INI)
   if (!std::ifstream(path)) throw InputError(fmt::format("{}: cannot open config file", path));
   YAML::Node root;
   try {

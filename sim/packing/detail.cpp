@@ -21,20 +21,6 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-std::vector<std::string_view> split_commas(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      fields.push_back(trim(line.substr(start)));
-      return fields;
-    }
-    fields.push_back(trim(line.substr(start, comma - start)));
-    start = comma + 1;
-  }
-}
-
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)

@@ -15,7 +15,6 @@ using systolic::fail;  // sim/common/input_text.hpp
 
 
 std::string_view trim(std::string_view text);
-std::vector<std::string_view> split_commas(std::string_view line);
 bool iequals(std::string_view a, std::string_view b);
 
 // Smallest multiple of `granule` >= value (value, granule > 0).

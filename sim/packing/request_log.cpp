@@ -1,5 +1,9 @@
 #include "sim/packing/request_log.hpp"
 
+#include "sim/common/csv_fields.hpp"
+
+#include <date/date.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -27,20 +31,17 @@ struct Instant {
   }
 };
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+// The calendar: Howard Hinnant's date library (Debian libhowardhinnant-date-dev, header-only).
 int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+  const date::year_month_day ymd{date::year{static_cast<int>(y)}, date::month{static_cast<unsigned>(m)},
+                                 date::day{static_cast<unsigned>(d)}};
+  return date::sys_days(ymd).time_since_epoch().count();
 }
 
 int days_in_month(int64_t y, int64_t m) {
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : kDays[m - 1];
+  const date::year_month_day_last last{date::year{static_cast<int>(y)},
+                                       date::month_day_last{date::month{static_cast<unsigned>(m)}}};
+  return static_cast<int>(static_cast<unsigned>(last.day()));
 }
 
 // Reads 1..max_digits decimal digits at text[pos]; nullopt when there is none.
@@ -279,7 +280,13 @@ RequestLog parse_request_log(const std::string& text, const std::string& path,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const std::string_view body = detail::trim(line);
     if (body.empty() || body.front() == '#') continue;
-    const auto fields = detail::split_commas(body);
+    std::vector<std::string> owned;
+    try {
+      owned = csv_fields(body);
+    } catch (const std::invalid_argument& e) {
+      fail(path, line_no, e.what());
+    }
+    const std::vector<std::string_view> fields(owned.begin(), owned.end());
     if (!columns) {
       columns = &header_columns(fields, body, path, line_no);
       log.format = columns->format;

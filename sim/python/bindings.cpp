@@ -234,7 +234,7 @@ ResultHandle run_released(const RunRequest& request, const std::optional<std::st
   // SystemC's current context is process-wide: one run at a time per process.
   std::lock_guard<std::mutex> lock(sim_mutex());
   RunResult result = run(request);
-  if (timeline_path) write_file_atomically(*timeline_path, result.timeline.dump() + "\n");
+  if (timeline_path) write_timeline(*timeline_path, request.config, result.programs, result.result, {});
   return ResultHandle{std::move(result.report)};
 }
 
@@ -256,6 +256,7 @@ void bind_run(py::module_& m) {
     request.source.shape.skew = skew;
     request.source.shape.routing_seed = routing_seed;
     request.record.timeline = timeline.has_value();
+    request.record.timeline_path = timeline.value_or("");
     request.record.vcd = vcd.value_or("");
     return run_released(request, timeline);
   }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),

@@ -30,10 +30,15 @@ std::string format_chip_summary(const nlohmann::ordered_json& r) {
       cfg["mxu"]["dtype"].get<std::string>(),
       cfg["clock_mhz"].get<double>(), r["workload"]["name"].get<std::string>());
   out += memory_timing_line(cfg);
-  size_t w = 5;
+  // The name column is as wide as the longest name (never cut: a cut name is ambiguous).
   const auto& layers = r["chips"][0]["layers"];
-  for (const auto& l : layers) w = std::max(w, l["name"].get<std::string>().size());
-  w = std::min<size_t>(w, 32);
+  const auto shown_name = [](const nlohmann::ordered_json& l) {
+    std::string name = l["name"].get<std::string>();
+    if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
+    return name;
+  };
+  size_t w = 5;
+  for (const auto& l : layers) w = std::max(w, shown_name(l).size());
   // With a real memory system two more columns: achieved HBM bandwidth and what bound it.
   const bool memory = !cfg["memory"]["ideal"].get<bool>();
   const auto row = [&](const std::string& name, const std::string& m, const std::string& k,
@@ -49,10 +54,7 @@ std::string format_chip_summary(const nlohmann::ordered_json& r) {
   const auto pct = [](double v) { return fmt::format("{:.1f}%", 100 * v); };
   const auto gbps = [](const nlohmann::ordered_json& j) { return fmt::format("{:.1f}", j["hbm_gbps"].get<double>()); };
   for (const auto& l : layers) {
-    std::string name = l["name"].get<std::string>();
-    if (l["repeat"].get<int64_t>() > 1) name += fmt::format(" x{}", l["repeat"].get<int64_t>());
-    if (name.size() > w) name = name.substr(0, w - 1) + "~";
-    out += row(name, std::to_string(l["m"].get<int64_t>()), std::to_string(l["k"].get<int64_t>()),
+    out += row(shown_name(l), std::to_string(l["m"].get<int64_t>()), std::to_string(l["k"].get<int64_t>()),
                std::to_string(l["n"].get<int64_t>()), std::to_string(l["folds"].get<int64_t>()),
                std::to_string(l["cycles"].get<uint64_t>()), pct(l["utilization"].get<double>()),
                pct(l["mapping_efficiency"].get<double>()), gbps(l), l["bound"].get<std::string>());

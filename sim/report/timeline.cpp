@@ -114,7 +114,7 @@ namespace {
 class EngineTracks {
  public:
   EngineTracks(const ChipConfig& config, const Program& program, const SimResult& result, const RunIndex& index,
-               json& events)
+               TimelineSink& events)
       : program_(program), result_(result), index_(index), describe_{config, result}, events_(events) {}
 
   void add_all() {
@@ -127,9 +127,9 @@ class EngineTracks {
   void add_engine(size_t e) {
     const EngineResult& engine = result_.engines[e];
     const int tid = static_cast<int>(e) + 1;
-    events_.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", tid},
+    events_.event({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", tid},
                        {"args", {{"name", engine.name}}}});
-    events_.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kPid}, {"tid", tid},
+    events_.event({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kPid}, {"tid", tid},
                        {"args", {{"sort_index", tid}}}});
     const Stream* stream = stream_of(program_, engine.id);
     if (!stream) return;
@@ -175,7 +175,7 @@ class EngineTracks {
     json args = instruction_args(instr, rec, layer);
     const std::string op = args["op"].get<std::string>();
     if (rec.start > rec.ready) add_stall(e, instr, rec, layer, args["waits"]);
-    events_.push_back({{"ph", "X"}, {"cat", op}, {"name", layer.empty() ? op : layer},
+    events_.event({{"ph", "X"}, {"cat", op}, {"name", layer.empty() ? op : layer},
                        {"pid", kPid}, {"tid", tid}, {"ts", rec.start}, {"dur", rec.end - rec.start},
                        {"args", std::move(args)}});
   }
@@ -194,7 +194,7 @@ class EngineTracks {
       const RunIndex::Signal& s = it->second[w.at_least - 1];
       if (!release || s.cycle > release->cycle) release = &s;
     }
-    events_.push_back({{"ph", "X"}, {"cat", "stall"}, {"name", "wait " + names},
+    events_.event({{"ph", "X"}, {"cat", "stall"}, {"name", "wait " + names},
                        {"pid", kPid}, {"tid", tid}, {"ts", rec.ready},
                        {"dur", rec.start - rec.ready},
                        {"args", {{"instruction", rec.index}, {"layer", layer},
@@ -203,9 +203,9 @@ class EngineTracks {
     const InstrRecord& src = result_.engines[release->engine].records[release->record];
     const uint64_t id = ++flow_id_;
     const uint64_t at = src.end > src.start ? src.end - 1 : src.start;  // inside the slice
-    events_.push_back({{"ph", "s"}, {"cat", "dependency"}, {"name", "semaphore"}, {"id", id},
+    events_.event({{"ph", "s"}, {"cat", "dependency"}, {"name", "semaphore"}, {"id", id},
                        {"pid", kPid}, {"tid", static_cast<int>(release->engine) + 1}, {"ts", at}});
-    events_.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "dependency"}, {"name", "semaphore"},
+    events_.event({{"ph", "f"}, {"bp", "e"}, {"cat", "dependency"}, {"name", "semaphore"},
                        {"id", id}, {"pid", kPid}, {"tid", tid}, {"ts", rec.start}});
   }
 
@@ -213,7 +213,7 @@ class EngineTracks {
   const SimResult& result_;
   const RunIndex& index_;
   const Describe describe_;
-  json& events_;
+  TimelineSink& events_;
   uint64_t flow_id_ = 0;
 };
 
@@ -305,14 +305,13 @@ json other_data(const ChipConfig& config, const SimResult& result, const std::ve
 
 }  // namespace
 
-json make_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
-                   const std::vector<TimelineCounter>& counters) {
-  json events = json::array();
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 0},
-                    {"args", {{"name", fmt::format("{} (time axis: 1 us = 1 cycle)", config.name)}}}});
-  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", 0}, {"args", {{"sort_index", 0}}}});
+json stream_timeline(const ChipConfig& config, const Program& program, const SimResult& result, TimelineSink& sink,
+                     const std::vector<TimelineCounter>& counters) {
+  sink.event({{"ph", "M"}, {"name", "process_name"}, {"pid", 0},
+              {"args", {{"name", fmt::format("{} (time axis: 1 us = 1 cycle)", config.name)}}}});
+  sink.event({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", 0}, {"args", {{"sort_index", 0}}}});
   const RunIndex index(program, result);
-  EngineTracks(config, program, result, index, events).add_all();
+  EngineTracks(config, program, result, index, sink).add_all();
 
   std::vector<TimelineCounter> all = counters;
   add_busy_engine_counters(result, all);
@@ -327,11 +326,17 @@ json make_timeline(const ChipConfig& config, const Program& program, const SimRe
   }
   for (const auto& c : all)
     for (const auto& [cycle, value] : c.points)
-      events.push_back({{"ph", "C"}, {"name", c.name}, {"pid", 0}, {"ts", cycle}, {"args", {{"value", value}}}});
+      sink.event({{"ph", "C"}, {"name", c.name}, {"pid", 0}, {"ts", cycle}, {"args", {{"value", value}}}});
+  return other_data(config, result, sram);
+}
 
+json make_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
+                   const std::vector<TimelineCounter>& counters) {
+  CollectingSink sink;
+  json other = stream_timeline(config, program, result, sink, counters);
   json out;
-  out["traceEvents"] = std::move(events);
-  out["otherData"] = other_data(config, result, sram);
+  out["traceEvents"] = std::move(sink.events);
+  out["otherData"] = std::move(other);
   return out;
 }
 

@@ -69,17 +69,38 @@ struct SramOccupancy {
 std::vector<SramOccupancy> sram_occupancy(const ChipConfig& config, const Program& program,
                                           const SimResult& result);
 
+// Receives a timeline's events one at a time, so a long run's timeline is written as it is
+// made and never held as one JSON tree (sim/report/timeline_file.hpp writes them to a file).
+class TimelineSink {
+ public:
+  virtual ~TimelineSink() = default;
+  virtual void event(nlohmann::ordered_json e) = 0;
+};
+
 // The arguments shown for an instruction: {"op": "matmul", "m": ..., "bytes": ...}.
 nlohmann::ordered_json describe_operation(const Operation& op, const ChipConfig& config,
                                           const SimResult& result);
 
+// One chip's events into `sink` (process 0); returns the timeline's otherData.
+nlohmann::ordered_json stream_timeline(const ChipConfig& config, const Program& program, const SimResult& result,
+                                       TimelineSink& sink, const std::vector<TimelineCounter>& counters = {});
+// The whole timeline as one JSON object ({"traceEvents": [...], "otherData": {...}}).
 nlohmann::ordered_json make_timeline(const ChipConfig& config, const Program& program,
                                      const SimResult& result,
                                      const std::vector<TimelineCounter>& counters = {});
 
 // A multi-chip run: one process per chip ("chip 3"), each with its engines' tracks; a one-chip
-// run: make_timeline's.
+// run: make_timeline's. The stream form returns otherData.
+nlohmann::ordered_json stream_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+                                              const SystemResult& result, TimelineSink& sink);
 nlohmann::ordered_json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
                                             const SystemResult& result);
+
+// Collects the events of a stream into one array (tests, the Python module's small timelines).
+class CollectingSink final : public TimelineSink {
+ public:
+  void event(nlohmann::ordered_json e) override { events.push_back(std::move(e)); }
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+};
 
 }  // namespace systolic

@@ -6,28 +6,49 @@
 #include "sim/report/timeline.hpp"
 
 namespace systolic {
+namespace {
 
-nlohmann::ordered_json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
-                                            const SystemResult& result) {
-  using json = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
+
+// Forwards one chip's events as process `chip` of the system.
+class ChipSink final : public TimelineSink {
+ public:
+  ChipSink(TimelineSink& out, size_t chip) : out_(out), chip_(chip) {}
+  void event(json e) override {
+    e["pid"] = chip_;
+    if (e.contains("id")) e["id"] = e["id"].get<uint64_t>() + (static_cast<uint64_t>(chip_) << 40);  // flow ids stay unique
+    if (e["ph"] == "M" && e["name"] == "process_name") e["args"]["name"] = fmt::format("chip {}", chip_);
+    if (e["ph"] == "M" && e["name"] == "process_sort_index") e["args"]["sort_index"] = chip_;
+    out_.event(std::move(e));
+  }
+
+ private:
+  TimelineSink& out_;
+  size_t chip_;
+};
+
+}  // namespace
+
+json stream_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+                            const SystemResult& result, TimelineSink& sink) {
   // One chip: its own timeline, the engines as tracks of one process.
-  if (result.chips.size() == 1) return make_timeline(config, programs.front(), result.chips.front());
-  json events = json::array();
+  if (result.chips.size() == 1) return stream_timeline(config, programs.front(), result.chips.front(), sink);
   json other;
   for (size_t chip = 0; chip < result.chips.size(); ++chip) {
-    json t = make_timeline(config, programs[chip], result.chips[chip]);
-    for (json& e : t["traceEvents"]) {
-      e["pid"] = chip;
-      if (e.contains("id")) e["id"] = e["id"].get<uint64_t>() + (static_cast<uint64_t>(chip) << 40);  // flow ids stay unique
-      if (e["ph"] == "M" && e["name"] == "process_name") e["args"]["name"] = fmt::format("chip {}", chip);
-      if (e["ph"] == "M" && e["name"] == "process_sort_index") e["args"]["sort_index"] = chip;
-      events.push_back(std::move(e));
-    }
-    if (chip == 0) other = t["otherData"];
+    ChipSink chip_sink(sink, chip);
+    json o = stream_timeline(config, programs[chip], result.chips[chip], chip_sink);
+    if (chip == 0) other = std::move(o);
   }
   other["chips"] = result.chips.size();
+  return other;
+}
+
+json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+                          const SystemResult& result) {
+  CollectingSink sink;
+  json other = stream_system_timeline(config, programs, result, sink);
   json out;
-  out["traceEvents"] = std::move(events);
+  out["traceEvents"] = std::move(sink.events);
   out["otherData"] = std::move(other);
   return out;
 }

@@ -7,7 +7,6 @@
 #include "models/common/error.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/report/report.hpp"
-#include "sim/report/timeline.hpp"
 #include "sim/viz/vcd_tracer.hpp"
 #include "sim/workload/transformer/lower.hpp"
 
@@ -32,6 +31,13 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
 
 namespace {
 
+std::vector<const Program*> pointers(const std::vector<Program>& programs) {
+  std::vector<const Program*> out;
+  out.reserve(programs.size());
+  for (const Program& p : programs) out.push_back(&p);
+  return out;
+}
+
 // One chip, run by simulate() and wrapped as a one-chip system. Not through simulate_system:
 // a System is built from an ICI topology, and a single-chip config has none (ici.topology:
 // none means no ICI engine and no links). A one-chip ring (ici.dims=1) gives the same cycles
@@ -41,7 +47,8 @@ namespace {
 void run_one_chip(const RunRequest& request, RunResult& out) {
   const ChipConfig& config = request.config;
   LoadedProgram loaded = load_program(config, request.source, request.command);
-  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity};
+  if (request.record.timeline) check_timeline_size({&loaded.program}, request.record.timeline_options, request.record.timeline_path);
+  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
   SimResult chip = request.record.vcd.empty()
                        ? simulate(config, loaded.program, options)
                        : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_channel_activity);
@@ -67,7 +74,9 @@ void run_system(const RunRequest& request, RunResult& out) {
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
   out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
   out.programs = compile_system(config, out.workloads);
-  out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
+  if (request.record.timeline) check_timeline_size(pointers(out.programs), request.record.timeline_options, request.record.timeline_path);
+  out.result = simulate_system(config, out.programs,
+                               {nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress});
 }
 
 // Tokens a model's bucket shape processes: B x S for a prefill, B (one each) for a decode step;
@@ -88,7 +97,6 @@ RunResult run(const RunRequest& request) {
   else run_system(r, out);
   out.report = make_report(r.config, out.workloads, out.programs, out.result, bucket_tokens(r.source));
   if (out.trace) out.report["trace"] = trace_report(*out.trace, r.config);
-  if (r.record.timeline) out.timeline = make_system_timeline(r.config, out.programs, out.result);
   return out;
 }
 

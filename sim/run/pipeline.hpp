@@ -3,6 +3,7 @@
 // bucket shapes): load the workload or compiled trace, compile one program per chip, simulate,
 // report. A single-chip config is a one-chip system: the same report (chips[] with one entry),
 // the same totals, the same entry point.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
+#include "sim/report/timeline_file.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/workload.hpp"
@@ -36,9 +38,12 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
 
 // What a run records beyond report.json.
 struct Recording {
-  bool timeline = false;           // RunResult::timeline (with the HBM channels' activity)
+  bool timeline = false;           // write_timeline() can follow (the HBM channels' activity is kept)
+  std::string timeline_path;       // named in the size check, made before simulating
+  TimelineOptions timeline_options;
   bool hbm_channel_activity = false;
   std::string vcd;                 // waveforms written to this path (one chip only)
+  std::function<void(double)> progress;  // RunOptions::progress (not with a VCD)
 };
 
 struct RunRequest {
@@ -54,7 +59,6 @@ struct RunResult {
   SystemResult result;
   std::optional<TraceHeader> trace;  // a compiled trace's header
   nlohmann::ordered_json report;     // report.json (sim/report/report.hpp), with `trace` for a trace
-  nlohmann::ordered_json timeline;   // Chrome trace events, when record.timeline
 };
 
 // Throws InputError for bad input (before anything is simulated) and for a program that

@@ -39,9 +39,11 @@ void add_timeline(const serving::ServeResult& result, const std::string& set, in
                     {"args", {{"name", fmt::format("bucket set {} ({})", set, result.scheduler)}}}});
   for (const serving::RequestRecord& r : result.records) {
     if (!r.served()) continue;
+    // Whole microseconds: rounding each end (not the duration) keeps back-to-back slices from overlapping.
+    const auto us = [](double s) { return std::llround(s * 1e6); };
     const auto slice = [&](const char* what, double from, double to) {
       events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", r.slot + 1}, {"name", fmt::format("{} {}", what, r.id)},
-                        {"ts", from * 1e6}, {"dur", (to - from) * 1e6},
+                        {"ts", us(from)}, {"dur", us(to) - us(from)},
                         {"args", {{"request", r.id}, {"prompt_tokens", r.prompt_tokens},
                                   {"generated_tokens", r.generated_tokens}}}});
     };

@@ -52,6 +52,21 @@ SimResult collect(const Chip& chip, uint64_t total_cycles, const std::string& pr
   return result;
 }
 
+// Runs the simulation to its end; with a progress callback, in slices, reporting the share of
+// the engines' instructions finished after each. SC_EXIT_ON_STARVATION stops at the last event,
+// so the end time is the one sc_start() would reach.
+void run_to_end(const std::vector<const Engine*>& engines, const RunOptions& options) {
+  if (!options.progress) return sc_core::sc_start();
+  size_t total = 0;
+  for (const Engine* e : engines) total += e->stream().size();
+  do {  // (nothing is pending before the first sc_start elaborates the model)
+    sc_core::sc_start(cycles_to_time(kProgressSliceCycles), sc_core::SC_EXIT_ON_STARVATION);
+    size_t done = 0;
+    for (const Engine* e : engines) done += e->records().size();
+    options.progress(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0);
+  } while (sc_core::sc_pending_activity());
+}
+
 }  // namespace
 
 SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options) {
@@ -59,7 +74,7 @@ SimResult simulate(const ChipConfig& config, const Program& program, const RunOp
   auto chip = std::make_unique<Chip>("chip", config, program, options.observer);
   if (options.hbm_channel_activity) chip->record_hbm_channel_activity();
   if (options.probe) options.probe->start(*chip);
-  sc_core::sc_start();
+  run_to_end(chip->engines(), options);
 
   std::string deadlocks;
   SimResult result = collect(*chip, now_cycles(), "", deadlocks);
@@ -76,7 +91,10 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<Program
   auto system = std::make_unique<System>("system", config, programs);
   if (options.hbm_channel_activity)
     for (auto& chip : system->chips()) chip->record_hbm_channel_activity();
-  sc_core::sc_start();
+  std::vector<const Engine*> engines;
+  for (const auto& chip : system->chips())
+    for (const Engine* e : chip->engines()) engines.push_back(e);
+  run_to_end(engines, options);
 
   SystemResult result;
   result.total_cycles = now_cycles();

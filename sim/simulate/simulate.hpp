@@ -3,6 +3,7 @@
 // chip in a fresh simulation context, so a process (the Python module, a sweep worker) can
 // simulate any number of times.
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,7 +80,12 @@ struct RunOptions {
   GridObserver* observer = nullptr;  // the exact model's PE values (sim/viz)
   RunProbe* probe = nullptr;         // waveforms
   bool hbm_channel_activity = false; // HbmStats::channel_busy_per_window (timelines)
+  // Called every kProgressSliceCycles simulated cycles with the fraction of the program's
+  // instructions finished (0 to 1), for a progress line; the results are the same with or
+  // without it (the simulation pauses between time steps, which the model cannot see).
+  std::function<void(double)> progress;
 };
+constexpr uint64_t kProgressSliceCycles = 1 << 20;
 
 // Throws InputError for a program that deadlocks (naming each blocked engine and instruction)
 // or does not fit the chip.

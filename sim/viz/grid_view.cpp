@@ -1,5 +1,7 @@
 #include "sim/viz/grid_view.hpp"
 
+#include "sim/common/cycle_range.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,14 +52,6 @@ class GridCapture : public GridObserver {
   std::map<int, std::vector<uint8_t>> pad_rows_;
   bool following_ = false;
 };
-
-uint64_t parse_cycle(const std::string& text, const std::string& whole) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18)
-    throw InputError(fmt::format("--cycles '{}': expected A:B with whole cycle numbers, e.g. 0:40",
-                                 whole));
-  return std::stoull(text);
-}
-
 
 // The view needs a small array (a page per PE) and an MXU the chip has.
 void check_viz_request(const ChipConfig& config, const VizRequest& request) {
@@ -201,14 +195,9 @@ void list_instructions(const ChipConfig& config, const Program& program, const S
 }  // namespace
 
 void parse_cycle_range(const std::string& text, VizRequest& request) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos)
-    throw InputError(fmt::format("--cycles '{}': expected A:B (cycles A to B-1), A: or :B", text));
-  const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
-  request.first = a.empty() ? std::nullopt : std::optional<uint64_t>(parse_cycle(a, text));
-  request.last = b.empty() ? std::nullopt : std::optional<uint64_t>(parse_cycle(b, text));
-  if (request.first && request.last && *request.last <= *request.first)
-    throw InputError(fmt::format("--cycles '{}': B must be greater than A", text));
+  const CycleRange range = parse_cycle_range(text, "--cycles");
+  request.first = range.first;
+  request.last = range.last;
 }
 
 GridView capture_grid_view(const ChipConfig& config, const std::string& workload_name,

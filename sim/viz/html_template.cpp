@@ -1,7 +1,7 @@
 // The PE-grid page (see html_writer.hpp). Everything inline: no network, no external scripts,
 // stylesheets or fonts. Text from the data is inserted with textContent, never as HTML.
 //
-// Why one 450-line file with a 320-line JavaScript function: it is a single self-contained
+// Why one 560-line file with a 420-line JavaScript function: it is a single self-contained
 // page held in one raw string (the page must open offline from one file), and its script is one
 // closure over the data; the C++ size limits (docs/architecture.md, "Size of the parts") do not
 // apply to it. Its behaviour is tested through the written page (tests/py/test_viz.py).
@@ -49,6 +49,7 @@ main { display: flex; gap: 20px; padding: 14px 16px 8px; align-items: flex-start
 .pe .v { display: block; overflow: hidden; text-overflow: ellipsis; }
 .pe .k { opacity: .75; }
 .pe .s { font-size: 10px; opacity: .8; }
+.pe .ix { font-size: 10px; opacity: .85; }
 aside { min-width: 300px; max-width: 420px; flex: 1; }
 .cyc { font-size: 28px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .cyc small { font-size: 13px; font-weight: 400; color: var(--muted); }
@@ -78,6 +79,13 @@ select { font: inherit; }
               overflow: hidden; white-space: nowrap; border-right: 1px solid #fff; }
 #strip .now { position: absolute; top: 0; bottom: 0; width: 2px; background: #11181f; }
 .muted { color: var(--muted); }
+#matrices { display: flex; flex-wrap: wrap; gap: 10px 16px; margin-top: 12px; }
+#matrices .mat { display: grid; gap: 1px; font: 9px/1 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
+#matrices .mat div { min-width: 26px; height: 15px; background: #f1f4f7; color: var(--ink); text-align: right;
+                     padding: 3px 2px 0; overflow: hidden; }
+#matrices .mat div.seen { background: #dbe8f7; }
+#matrices .mat div.now { outline: 2px solid #1e6fd9; outline-offset: -2px; }
+#matrices h3 { font-size: 12px; margin: 0 0 4px; font-weight: 600; }
 </style>
 </head>
 <body>
@@ -100,6 +108,7 @@ select { font: inherit; }
     <div id="story"></div>
     <div id="legend"></div>
     <div id="detail" class="muted">Click a PE to follow its values.</div>
+    <div id="matrices"></div>
   </aside>
 </main>
 <footer>
@@ -116,6 +125,9 @@ select { font: inherit; }
       <option value="2" selected>2 cycles/s</option><option value="4">4 cycles/s</option>
       <option value="8">8 cycles/s</option><option value="16">16 cycles/s</option>
       <option value="32">32 cycles/s</option><option value="60">60 cycles/s</option>
+    </select></label>
+    <label>zoom <select id="zoom" title="enlarge the cells: on large arrays the numbers appear; at 3x and more, the indices">
+      <option value="1">1x</option><option value="2">2x</option><option value="3">3x</option><option value="4">4x</option>
     </select></label>
     <input id="scrub" type="range" min="0" max="0" step="1" aria-label="cycle">
   </div>
@@ -144,7 +156,33 @@ select { font: inherit; }
     useful: decode(D.frames.useful), pad: decode(D.frames.pad),
   };
   const V = {};
-  for (const k of ["weight", "shadow", "activation", "psum", "fold", "flags"]) V[k] = decode(D.pe[k]);
+  for (const k of ["weight", "shadow", "activation", "psum", "fold", "flags", "row"]) V[k] = decode(D.pe[k]);
+
+  // Which matrix elements a PE holds (docs/watch-it-compute.md, "Indices"): the fold gives its
+  // position along the array's rows and columns (docs/mxu.md: ws puts K on rows and N on
+  // columns and streams M; os M x N, streams K; is K x M, streams N), the recorded row the
+  // streamed index. Returns {w, a, p}: the labels of the weight, activation and partial-sum
+  // fields, or null for an empty PE.
+  // The same as numbers: [m, k] of A, [k, n] of B, [m, n] of C within the instruction, and which
+  // PE field holds A's and B's value under this dataflow.
+  function elements(ins, fold, streamed, r, c) {
+    if (fold < 0 || streamed < 0) return null;
+    const i = (fold % ins.row_folds) * R + r, j = Math.floor(fold / ins.row_folds) * C + c;
+    if (D.chip.dataflow === "os") return { A: [i, streamed], B: [streamed, j], C: [i, j], a: "activation", b: "weight" };
+    if (D.chip.dataflow === "is") return { A: [j, i], B: [i, streamed], C: [j, streamed], a: "weight", b: "activation" };
+    return { A: [streamed, i], B: [i, j], C: [streamed, j], a: "activation", b: "weight" };
+  }
+
+  function indices(ins, fold, streamed, r, c) {
+    if (fold < 0 || streamed < 0) return null;
+    const i = (fold % ins.row_folds) * R + r, j = Math.floor(fold / ins.row_folds) * C + c;
+    const mo = ins.m_offset || 0, no = ins.n_offset;
+    const A = (m, k) => "A[" + (mo + m) + "][" + k + "]", B = (k, n) => "B[" + k + "][" + (no + n) + "]";
+    const Cm = (m, n) => "C[" + (mo + m) + "][" + (no + n) + "]";
+    if (D.chip.dataflow === "os") return { w: B(streamed, j), a: A(i, streamed), p: Cm(i, j) };
+    if (D.chip.dataflow === "is") return { w: A(j, i), a: B(i, streamed), p: Cm(j, streamed) };
+    return { w: B(i, j), a: A(streamed, i), p: Cm(streamed, j) };
+  }
 
   // Cycle -> frame index (-1: the MXU is idle), and cumulative useful MACs.
   const frameAt = new Int32Array(SPAN).fill(-1);
@@ -194,8 +232,10 @@ select { font: inherit; }
     for (const n of document.querySelectorAll(".tok")) n.hidden = false;
   }
 
-  const cell = Math.max(16, Math.min(96, Math.floor(Math.min(760 / C, 600 / R))));
-  const showAll = cell >= 70, showPsum = cell >= 40;
+  // #zoom=N (the zoom menu) enlarges the cells N times: numbers stay readable on large arrays.
+  const ZOOM = Math.max(1, Math.min(8, Number((/zoom=(\d+)/.exec(location.hash) || [0, 1])[1])));
+  const cell = ZOOM * Math.max(16, Math.min(96, Math.floor(Math.min(760 / C, 600 / R))));
+  const showAll = cell >= 70, showPsum = cell >= 40, showIndex = cell >= 140;
   // Small cells: index-only edge labels (every 4th below 24 px) and no edge values.
   const every = cell >= 24 ? 1 : 4;
   const label = (word, i) => showPsum ? word + " " + i : (i % every === 0 ? String(i) : "");
@@ -220,7 +260,9 @@ select { font: inherit; }
         for (const [k, label] of [["w", "w "], ["a", "a "], ["p", "\u03a3 "], ["s", "next "]]) {
           const line = el("span", "v" + (k === "s" ? " s" : ""));
           line.appendChild(el("span", "k", label)); parts[k] = el("span", "", "");
-          line.appendChild(parts[k]); p.appendChild(line);
+          line.appendChild(parts[k]);
+          if (showIndex && k !== "s") { parts[k + "i"] = el("span", "ix", ""); line.appendChild(parts[k + "i"]); }
+          p.appendChild(line);
         }
       } else if (showPsum) {
         parts.p = el("span", "v", ""); p.appendChild(parts.p);
@@ -236,7 +278,14 @@ select { font: inherit; }
   }
 
   const legend = $("legend");
-  const swatches = [["PE doing a useful MAC (colour = fold)", PALETTE[0]],
+  // One swatch per colour a useful MAC takes in this window: the colour is the fold's number
+  // (modulo the palette), so neighbouring folds differ.
+  const foldsShown = new Set();
+  for (let j = 0; j < V.fold.length; j++) if (V.flags[j] & ACTIVE) foldsShown.add(V.fold[j] % PALETTE.length);
+  const foldSwatches = [...foldsShown].sort((a, b) => a - b).map((g) => ["useful MAC, fold " +
+      [...new Set([...V.fold].filter((x) => x >= 0 && x % PALETTE.length === g))].sort((a, b) => a - b).slice(0, 4).join(", ") +
+      (D.instructions.some((ins) => ins.folds > g + PALETTE.length) ? ", ..." : ""), PALETTE[g]]);
+  const swatches = [...foldSwatches,
     ["padded row/column (zero weights, no useful work)",
      "repeating-linear-gradient(135deg, #f3b64c 0 4px, #fbe2b3 4px 8px)"],
     ["pad token: a row of A past its lane's useful tokens (real MACs, wasted)", "#e06666"],
@@ -281,8 +330,53 @@ select { font: inherit; }
         (ins.n_offset + Math.min(ins.n, n0 + C) - 1);
   }
 
+  // A, B and C of the current instruction filling in: A's and B's elements as they pass a PE,
+  // C's as its partial sums leave the bottom row (ws, is: the row folds add up, as in the output
+  // accumulator) or, under os, as each PE's own sum grows. Elements this cycle are outlined.
+  const MAT_MAX = 1024;  // elements per matrix drawn
+  function renderMatrices(f) {
+    const box = $("matrices"); box.textContent = "";
+    if (f < 0) return;
+    const ins = D.instructions[F.instruction[f]];
+    const dims = { A: [ins.m, ins.k], B: [ins.k, ins.n], C: [ins.m, ins.n] };
+    const val = { A: new Map(), B: new Map(), C: new Map() }, now = { A: new Set(), B: new Set(), C: new Set() };
+    let g = f; while (g > 0 && F.instruction[g - 1] === F.instruction[f]) g--;
+    for (; g <= f; g++)
+      for (let i = 0; i < P; i++) {
+        const j = g * P + i, r = Math.floor(i / C), c = i % C;
+        const e = elements(ins, V.fold[j], V.row[j], r, c);
+        if (!e || e.A[0] >= ins.m || e.A[1] >= ins.k || e.B[1] >= ins.n) continue;  // padding
+        val.A.set(e.A.join(","), V[e.a][j]); val.B.set(e.B.join(","), V[e.b][j]);
+        if (g === f) { now.A.add(e.A.join(",")); now.B.add(e.B.join(",")); }
+        const key = e.C.join(",");
+        if (D.chip.dataflow === "os") { val.C.set(key, V.psum[j]); if (g === f) now.C.add(key); }
+        else if (r === R - 1) { val.C.set(key, (val.C.get(key) || 0) + V.psum[j]); if (g === f) now.C.add(key); }
+      }
+    for (const name of ["A", "B", "C"]) {
+      const [rows, cols] = dims[name], wrap = el("div");
+      wrap.appendChild(el("h3", "", name + " (" + rows + "×" + cols + ")"));
+      if (rows * cols > MAT_MAX) {
+        wrap.appendChild(el("span", "muted", "too large to draw (more than " + MAT_MAX + " elements)"));
+      } else {
+        const m = el("div", "mat"); m.id = "mat" + name;
+        m.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
+        for (let a = 0; a < rows; a++)
+          for (let b = 0; b < cols; b++) {
+            const key = a + "," + b, has = val[name].has(key);
+            const d = el("div", (has ? "seen" : "") + (now[name].has(key) ? " now" : ""), has ? fmt(val[name].get(key)) : "");
+            d.dataset.i = a; d.dataset.j = b; if (has) d.dataset.v = val[name].get(key);
+            d.title = name + "[" + a + "][" + b + "]";
+            m.appendChild(d);
+          }
+        wrap.appendChild(m);
+      }
+      box.appendChild(wrap);
+    }
+  }
+
   function render() {
     const t = cur - FIRST, f = frameAt[t], base = f * P;
+    renderMatrices(f);
     document.body.dataset.cycle = cur;
     $("cycle").textContent = cur;
     scrub.value = cur; jump.value = cur;
@@ -297,6 +391,7 @@ select { font: inherit; }
         n.dataset.fold = "-1"; n.dataset.loading = "0";
         for (const k in x.parts) x.parts[k].textContent = "";
         n.title = "PE(" + r + "," + c + "): MXU idle";
+        n.dataset.index = "";
       } else {
         const j = base + i, fold = V.fold[j], fl = V.flags[j];
         const w = V.weight[j], s = V.shadow[j], a = V.activation[j], p = V.psum[j];
@@ -317,8 +412,12 @@ select { font: inherit; }
         if (x.parts.a) x.parts.a.textContent = live ? fmt(a) : "\u00b7";
         if (x.parts.p) x.parts.p.textContent = live ? fmt(p) : (x.parts.w ? "\u00b7" : "");
         if (x.parts.s) x.parts.s.textContent = fmt(s);
+        const ix = indices(D.instructions[F.instruction[f]], fold, V.row[j], r, c);
+        for (const k of ["w", "a", "p"]) if (x.parts[k + "i"]) x.parts[k + "i"].textContent = ix ? " " + ix[k] : "";
+        n.dataset.index = ix ? [ix.w, ix.a, ix.p].join(" ") : "";
         n.title = "PE(" + r + "," + c + ") " + state + (live ? ", fold " + fold : "") + "\nweight " + fmt(w) +
-            "  (next " + fmt(s) + ")\nactivation " + (live ? fmt(a) : "-") + "\npartial sum " + (live ? fmt(p) : "-");
+            (ix ? " = " + ix.w : "") + "  (next " + fmt(s) + ")\nactivation " + (live ? fmt(a) : "-") + (ix ? " = " + ix.a : "") +
+            "\npartial sum " + (live ? fmt(p) : "-") + (ix ? " toward " + ix.p : "");
       }
       n.dataset.state = state;
       if (i === selected) cls += " sel";
@@ -381,16 +480,17 @@ select { font: inherit; }
     if (selected >= 0) {
       const r = Math.floor(selected / C), c = selected % C;
       det.className = "";
+      const ix = f < 0 ? null : indices(D.instructions[F.instruction[f]], V.fold[base + selected], V.row[base + selected], r, c);
       det.textContent = f < 0 ? "PE(" + r + "," + c + "): idle" :
           "PE(" + r + "," + c + ")  " + cells[selected].node.dataset.state + ", fold " + V.fold[base + selected] +
-          "\n  weight      " + fmt(V.weight[base + selected]) + "   (other bank " + fmt(V.shadow[base + selected]) + ")" +
-          "\n  activation  " + fmt(V.activation[base + selected]) +
-          "\n  partial sum " + fmt(V.psum[base + selected]);
+          "\n  weight      " + fmt(V.weight[base + selected]) + (ix ? " = " + ix.w : "") + "   (other bank " + fmt(V.shadow[base + selected]) + ")" +
+          "\n  activation  " + fmt(V.activation[base + selected]) + (ix ? " = " + ix.a : "") +
+          "\n  partial sum " + fmt(V.psum[base + selected]) + (ix ? ", toward " + ix.p : "");
     } else {
       det.className = "muted"; det.textContent = "Click a PE to follow its values.";
     }
     $("play").textContent = playing ? "\u275A\u275A pause" : "\u25B6 play";
-    try { history.replaceState(null, "", "#cycle=" + cur); } catch (e) { /* file:// in some browsers */ }
+    try { history.replaceState(null, "", "#cycle=" + cur + (ZOOM > 1 ? "&zoom=" + ZOOM : "")); } catch (e) { /* file:// in some browsers */ }
   }
 
   function goto(c) {
@@ -418,6 +518,8 @@ select { font: inherit; }
   $("go").onclick = () => { setPlaying(false); goto(jump.value); };
   jump.addEventListener("keydown", (e) => { if (e.key === "Enter") { setPlaying(false); goto(jump.value); } });
   $("speed").onchange = () => { if (playing) setPlaying(true); };
+  $("zoom").value = String(ZOOM);
+  $("zoom").onchange = () => { location.hash = "cycle=" + cur + "&zoom=" + $("zoom").value; location.reload(); };
   scrub.oninput = () => { setPlaying(false); goto(scrub.value); };
   document.addEventListener("keydown", (e) => {
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;

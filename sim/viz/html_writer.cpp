@@ -136,6 +136,7 @@ json instruction_json(const GridViewInstruction& gi) {
           {"k", gi.op.k},
           {"n", gi.op.n},
           {"n_offset", gi.op.n_offset},
+          {"m_offset", gi.op.m_offset},
           {"dtype", std::string(kDTypeNames.name(gi.op.dtype))},
           {"folds", gi.folds.total()},
           {"row_folds", gi.folds.row_folds},
@@ -184,6 +185,9 @@ json grid_view_data(const GridView& view) {
                                        [](int32_t f) { return f <= INT16_MAX; });
   pe["fold"] = short_folds ? typed<int16_t>("i16", rec.fold) : typed<int32_t>("i32", rec.fold);
   pe["flags"] = typed<uint8_t>("u8", ff.flags);
+  // The streamed index of each PE's data (ws: m, os: k, is: n; -1 none): with the fold, the
+  // page names the matrix elements a PE holds (A[m][k], B[k][n], C[m][n]).
+  pe["row"] = typed<int32_t>("i32", rec.row);
 
   json data;
   data["format"] = "systolic-grid-view";

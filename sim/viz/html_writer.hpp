@@ -8,13 +8,14 @@
 // (int16, or int32 past 32767 folds) and flags (uint8: 1 useful MAC, 2 padded row, 4 padded
 // column, 8 pad token: the row of A passing through is padding of the bucket (a MAC there is
 // not useful, so 1 is not set), 16 weight shifting in). Per frame: useful MACs and MACs on pad
-// tokens. With pad tokens, "tokens" gives the bucket, the useful tokens per lane and where
+// tokens, and per PE its streamed row (int32, -1 when empty). With pad tokens, "tokens" gives the bucket, the useful tokens per lane and where
 // they came from, and each instruction its pad rows as [first, last] ranges. The page shows
 // exactly those values; it computes nothing but sums for the running utilization.
 //
 // For scripts and tests, the page takes #cycle=N in its URL, and exposes what it renders in
 // the DOM: body[data-cycle], and per PE div.pe[data-r][data-c] with data-weight, data-shadow,
-// data-activation, data-psum (full precision), data-fold and data-state
+// data-activation, data-psum (full precision), data-fold, data-index (the elements it holds:
+// "B[k][n] A[m][k] C[m][n]", from the fold and the recorded streamed row) and data-state
 // (active | pad | token | bubble | idle).
 #include <string>
 

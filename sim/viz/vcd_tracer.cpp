@@ -11,6 +11,8 @@
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "sim/report/report.hpp"
+#include "sim/viz/vcd_clock.hpp"
 
 namespace systolic {
 namespace {
@@ -49,7 +51,7 @@ void VcdTracer::check(const ChipConfig& config, uint64_t cycles) {
 }
 
 VcdTracer::VcdTracer(std::string path, const ChipConfig& config, const Program& program)
-    : path_(std::move(path)), shape_(config.mxu.shape()), program_(program) {
+    : path_(std::move(path)), shape_(config.mxu.shape()), program_(program), clock_mhz_(config.clock_mhz) {
   check_shape(config);
   for (const auto& stream : program.streams)
     for (const auto& instr : stream.instructions)
@@ -73,12 +75,14 @@ void VcdTracer::start(const Chip& chip) {
   // sc_create_vcd_trace_file appends ".vcd"; write beside the target, rename in stop().
   file_ = sc_core::sc_create_vcd_trace_file((path_ + ".tmp").c_str());
   if (!file_) throw InputError(fmt::format("{}: cannot write file", path_));
-  file_->set_time_unit(1, sc_core::SC_NS);  // one cycle
-
+  file_->set_time_unit(1, sc_core::SC_PS);  // the kernel's tick: every time is representable
+  groups_ = {{"clock", {{"SystemC.clk", 1}}}, {"engines: busy, stalled", {}}};
   for (const Engine* e : chip.engines()) {
     sc_core::sc_trace(file_, e->busy_flag(), std::string(e->name()) + ".busy");
     sc_core::sc_trace(file_, e->stalled_flag(), std::string(e->name()) + ".stalled");
+    for (const char* flag : {".busy", ".stalled"}) groups_[1].signals.emplace_back("SystemC." + std::string(e->name()) + flag, 1);
   }
+  GtkwGroup semaphores{"semaphores", {}};
   std::set<std::string> used;
   for (size_t i = 0; i < chip.semaphores().size(); ++i) {
     std::string name = sanitize(i < program_.semaphores.size() ? program_.semaphores[i]
@@ -86,6 +90,7 @@ void VcdTracer::start(const Chip& chip) {
     if (!used.insert(name).second) name += fmt::format("_{}", i);
     sc_core::sc_trace(file_, chip.semaphores().value_ref(static_cast<int>(i)),
                       std::string(chip.name()) + ".semaphores." + name, 64);
+    semaphores.signals.emplace_back(fmt::format("SystemC.{}.semaphores.{}[63:0]", chip.name(), name), 64);
   }
 
   const size_t n = static_cast<size_t>(shape_.rows * shape_.cols);
@@ -104,22 +109,37 @@ void VcdTracer::start(const Chip& chip) {
       g.activation_f.assign(n, 0.0);
       g.psum_f.assign(n, 0.0);
     }
-    for (int64_t r = 0; r < shape_.rows; ++r)
-      for (int64_t c = 0; c < shape_.cols; ++c) {
-        const size_t i = static_cast<size_t>(r * shape_.cols + c);
-        const std::string pe = fmt::format("{}.pe_{:02}_{:02}.", mxu->name(), r, c);
-        if (integer_) {
-          sc_core::sc_trace(file_, g.weight_i[i], pe + "weight", 8);
-          sc_core::sc_trace(file_, g.activation_i[i], pe + "activation", 8);
-          sc_core::sc_trace(file_, g.psum_i[i], pe + "psum", 32);
-        } else {
-          sc_core::sc_trace(file_, g.weight_f[i], pe + "weight");
-          sc_core::sc_trace(file_, g.activation_f[i], pe + "activation");
-          sc_core::sc_trace(file_, g.psum_f[i], pe + "psum");
-        }
-        sc_core::sc_trace(file_, g.active[i], pe + "active");
-      }
+    for (int64_t r = 0; r < shape_.rows; ++r) {
+      GtkwGroup row{fmt::format("{} row {}", mxu->basename(), r), {}};
+      for (int64_t c = 0; c < shape_.cols; ++c) trace_pe(g, r, c, row);
+      groups_.push_back(std::move(row));
+    }
   }
+  groups_.push_back(std::move(semaphores));
+}
+
+// One PE's four signals, named after the PE (pe_RR_CC.psum_RR_CC) so that a waveform pane
+// holding several PEs tells them apart.
+void VcdTracer::trace_pe(Grid& g, int64_t r, int64_t c, GtkwGroup& row) {
+  const size_t i = static_cast<size_t>(r * shape_.cols + c);
+  const std::string rc = fmt::format("{:02}_{:02}", r, c);
+  const std::string pe = fmt::format("{}.pe_{}.", g.engine->name(), rc);
+  const std::string full = "SystemC." + pe;
+  if (integer_) {
+    sc_core::sc_trace(file_, g.psum_i[i], pe + "psum_" + rc, 32);
+    sc_core::sc_trace(file_, g.activation_i[i], pe + "activation_" + rc, 8);
+    sc_core::sc_trace(file_, g.weight_i[i], pe + "weight_" + rc, 8);
+    row.signals.insert(row.signals.end(), {{full + "psum_" + rc + "[31:0]", 32},
+                                           {full + "activation_" + rc + "[7:0]", 8},
+                                           {full + "weight_" + rc + "[7:0]", 8}});
+  } else {
+    sc_core::sc_trace(file_, g.psum_f[i], pe + "psum_" + rc);
+    sc_core::sc_trace(file_, g.activation_f[i], pe + "activation_" + rc);
+    sc_core::sc_trace(file_, g.weight_f[i], pe + "weight_" + rc);
+    for (const char* v : {"psum_", "activation_", "weight_"}) row.signals.emplace_back(full + v + rc, 0);
+  }
+  sc_core::sc_trace(file_, g.active[i], pe + "active_" + rc);
+  row.signals.emplace_back(full + "active_" + rc, 1);
 }
 
 void VcdTracer::on_cycle(uint64_t, const std::vector<PeState>& pes) {
@@ -155,11 +175,26 @@ void VcdTracer::stop() {
   sc_core::sc_close_vcd_trace_file(file_);
   file_ = nullptr;
   std::error_code ec;
-  std::filesystem::rename(path_ + ".tmp.vcd", path_, ec);
+  const std::string raw = path_ + ".tmp.vcd", retimed = path_ + ".tmp";
+  try {
+    const uint64_t end_ps = retime_vcd(raw, retimed, clock_mhz_);
+    std::filesystem::remove(raw, ec);
+    write_file_atomically(gtkw_path(path_), gtkw_save_file(path_, groups_, end_ps));
+  } catch (...) {
+    std::filesystem::remove(raw, ec);
+    std::filesystem::remove(retimed, ec);
+    throw;
+  }
+  std::filesystem::rename(retimed, path_, ec);
   if (ec) {
-    std::filesystem::remove(path_ + ".tmp.vcd", ec);
+    std::filesystem::remove(retimed, ec);
     throw InputError(fmt::format("{}: cannot write file", path_));
   }
+}
+
+std::string gtkw_path(const std::string& vcd) {
+  const std::filesystem::path p(vcd);
+  return (p.extension() == ".vcd" ? p.parent_path() / p.stem() : p).string() + ".gtkw";
 }
 
 SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,

@@ -3,10 +3,11 @@
 // `systolic run --vcd FILE`. It traces
 //  * per MXU and per PE (small arrays only): the stationary weight, the activation passing
 //    through, the partial sum leaving the PE downwards and whether it did a useful MAC
-//    (SystemC.chip.mxu0.pe_RR_CC.{weight,activation,psum,active});
+//    (SystemC.chip.mxu0.pe_RR_CC.{weight,activation,psum,active}_RR_CC);
 //  * per engine: busy (executing an instruction) and stalled (waiting on semaphores);
 //  * every semaphore's counter (SystemC.chip.semaphores.NAME).
-// One VCD time unit is one cycle (1 ns). The PE values are the exact model's: as a
+// Times are picoseconds of the chip's clock, with a clock signal SystemC.clk, and a GTKWave
+// save file beside the VCD groups the grid by PE row (sim/viz/vcd_clock.hpp). The PE values are the exact model's: as a
 // GridObserver the tracer copies each cycle's PeStates into the traced variables and then
 // waits one cycle, so the grid advances in simulated time only while a VCD is requested (the
 // MXU engine then waits only for what is left of the instruction). PE signals keep their last
@@ -22,6 +23,7 @@
 #include "models/isa/program.hpp"
 #include "models/mxu/pe_grid.hpp"
 #include "sim/simulate/simulate.hpp"
+#include "sim/viz/vcd_clock.hpp"
 
 namespace systolic {
 
@@ -43,6 +45,9 @@ class VcdTracer : public GridObserver, public RunProbe {
   void on_cycle(uint64_t cycle, const std::vector<PeState>& pes) override;
 
  private:
+  struct Grid;
+  void trace_pe(Grid& g, int64_t r, int64_t c, GtkwGroup& row);
+
   struct Grid {
     const sc_core::sc_object* engine = nullptr;
     std::vector<int32_t> weight_i, activation_i, psum_i;
@@ -56,7 +61,12 @@ class VcdTracer : public GridObserver, public RunProbe {
   const Program& program_;
   sc_core::sc_trace_file* file_ = nullptr;
   std::vector<Grid> grids_;
+  double clock_mhz_ = 1000;
+  std::vector<GtkwGroup> groups_;  // what the .gtkw save file shows, in order
 };
+
+// The GTKWave save file written beside a VCD: grid.vcd -> grid.gtkw.
+std::string gtkw_path(const std::string& vcd);
 
 // simulate() with waveforms written to `path`: checks (with a quick `fast` run for the
 // length) that the run can be traced, then runs it with a VcdTracer. Throws InputError.

@@ -9,6 +9,8 @@
 // depthwise rows with ",#dw", which it drops as the last field).
 #include "sim/workload/scalesim.hpp"
 
+#include "sim/common/csv_fields.hpp"
+
 #include <cctype>
 #include <fstream>
 #include <string>
@@ -68,17 +70,12 @@ std::string trim(std::string_view s) {
 
 // Fields of one line: comment removed, fields trimmed, one trailing empty field (the trailing
 // comma) dropped. A blank line gives no fields.
+// The fields of a line (libcsv: quoted fields may hold commas), without a '#' comment and
+// without the empty field after SCALE-Sim's trailing comma.
 std::vector<std::string> split_fields(std::string line) {
   if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-  std::vector<std::string> fields;
-  if (trim(line).empty()) return fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(trim(std::string_view(line).substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  if (trim(line).empty()) return {};
+  std::vector<std::string> fields = csv_fields(line);
   if (fields.size() > 1 && fields.back().empty()) fields.pop_back();
   return fields;
 }
@@ -162,7 +159,12 @@ class CsvReader {
       ++line_no;
       if (!text.empty() && text.back() == '\r') text.pop_back();
       if (line_no == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 BOM
-      const auto fields = split_fields(text);
+      std::vector<std::string> fields;
+      try {
+        fields = split_fields(text);
+      } catch (const std::invalid_argument& e) {
+        fail(path_, line_no, e.what());
+      }
       if (fields.empty()) continue;
       if (!header) {
         header = match_header(fields);

@@ -46,6 +46,20 @@ def test_run_prints_summary_and_writes_report(systolic_bin, gemms, tmp_path):
     assert real["totals"]["hbm_bytes_read"] == report["totals"]["hbm_bytes_read"] > 0
 
 
+def test_summary_shows_whole_layer_names(systolic_bin, tmp_path):
+    # Names longer than any former column limit, one repeated: printed whole, columns aligned.
+    long = "decoder.block_11.self_attention.query_key_value_projection"
+    (tmp_path / "w.yaml").write_text(f"gemms:\n  - {{name: {long}, m: 8, k: 8, n: 8}}\n"
+                                     f"  - {{name: narrow_but_repeated_many_times_over, m: 4, k: 4, n: 4, repeat: 12}}\n")
+    out = run_cli("run", "-c", TINY, "-w", tmp_path / "w.yaml", "-o", tmp_path / "out").stdout
+    rows = [line for line in out.splitlines() if line.startswith(("layer ", long, "narrow", "total "))]
+    assert rows[1].startswith(long + "  ") and rows[2].startswith("narrow_but_repeated_many_times_over x12  ")
+    assert "~" not in out
+    # The name column is as wide as the longest name: every row's M sits in the same 8 columns.
+    w = len(long)
+    assert [row[w + 2:w + 10].strip() for row in rows[:3]] == ["M", "8", "4"]
+
+
 def test_same_inputs_same_bytes(systolic_bin, gemms, tmp_path):
     for d in ["x", "y"]:
         run_cli("run", "-c", TINY, "-w", gemms, "-o", tmp_path / d, "-q")
@@ -117,3 +131,19 @@ def test_every_workload_reader_rejects_an_empty_file(systolic_bin, tmp_path, ext
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"systolic: error: {empty}:") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_progress_runs_in_slices_with_the_same_results(systolic_bin, tmp_path):
+    # --progress pauses the simulation every 2^20 cycles to count finished instructions; the
+    # reports are byte for byte those of an uninterrupted run, on one chip and on a system.
+    runs = [["-c", REPO / "configs" / "tpu-v5e.yaml", "-w", REPO / "traces" / "models" / "llama3-8b-w8a16.yaml",
+             "--bucket", "1x512"],
+            ["-c", REPO / "configs" / "tpu-v5e-8.yaml", "--set", "ici.topology=ring", "--set", "ici.dims=2",
+             "--set", "ici.algorithm=ring", "-w", REPO / "tests" / "py" / "data" / "tiny-lm.yaml", "--bucket", "1x8",
+             "--tp", "2"]]
+    for i, args in enumerate(runs):
+        plain = run_cli("run", *args, "-o", tmp_path / f"a{i}")
+        sliced = run_cli("run", *args, "-o", tmp_path / f"b{i}", "--progress")
+        assert (tmp_path / f"a{i}" / "report.json").read_bytes() == (tmp_path / f"b{i}" / "report.json").read_bytes()
+        assert sliced.stdout.replace(f"b{i}", f"a{i}") == plain.stdout  # the line never goes to stdout
+        assert "simulating:" not in sliced.stderr  # under 2 s: no line at all

@@ -161,9 +161,9 @@ def test_frames_and_pending_parameters():
     assert layers["cycles"].max() <= res.cycles
     assert {"mxu0", "mxu1", "mxu2", "mxu3"} <= set(res.engines["name"])
     assert res.totals["macs"] == int(layers["macs"].sum())
-    if "buckets" not in res.to_dict():
-        with pytest.raises(NotImplementedError):
-            res.buckets
+    # A plain run has no per-bucket rows: one sentence says where they come from.
+    with pytest.raises(AttributeError, match=r"single run \(systolic.run\).*systolic.pack\("):
+        res.buckets
     # A bucket applies to transformer models only, with the CLI's message.
     with pytest.raises(systolic.InputError, match="--bucket applies to transformer model files"):
         systolic.run(V4I, GPT2, bucket="1x1024")
@@ -216,6 +216,12 @@ def test_transformer_model_at_a_bucket_equals_the_cli(tmp_path):
     assert res.to_dict() == json.loads((out / "report.json").read_text())
     decode = systolic.run(V4I, REPO / "traces" / "models" / "gpt2.yaml", bucket="4x512", phase="decode")
     assert decode.to_dict()["workload"]["name"] == "gpt2@decode-4x512"
+    # (B, S) as a pair is the same bucket; anything else is one sentence, not a pybind signature.
+    assert systolic.run(V4I, model, bucket=(2, 128)).to_dict() == res.to_dict()
+    for bad in [(2, 128, 1), 128, (2.0, 128)]:
+        with pytest.raises(TypeError, match=r"^bucket: expected 'BxS' \(e.g. '1x128'\) or a \(B, S\) pair") as e:
+            systolic.run(V4I, model, bucket=bad)
+        assert "incompatible function arguments" not in str(e.value)
 
 
 def test_pack_equals_the_cli(tmp_path):
@@ -232,6 +238,10 @@ def test_pack_equals_the_cli(tmp_path):
                     "--window", "50", "--overflow", "split", "-o", str(out), "-q"], check=True)
     assert res.to_dict() == json.loads((out / "report.json").read_text())
     assert list(res.buckets.columns)[:2] == ["phase", "shape"]
+    # A replay has no per-layer rows: one sentence names what it has, not a KeyError.
+    for section in ("layers", "engines"):
+        with pytest.raises(AttributeError, match=rf"^{section}: this Result is a request-log replay .*\.buckets"):
+            getattr(res, section)
     assert "static-shape tax against dynamic" in res.summary() and "TTFT" in res.summary()
 
 

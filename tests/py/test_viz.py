@@ -8,6 +8,7 @@ import html.parser
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -102,6 +103,19 @@ def pe_state(a, b, u, r, c):
     return g, weight, act, wrap32(psum), state
 
 
+def pe_index(m_rows, k, n, u, r, c):
+    """The elements PE (r, c) holds at cycle u (same schedule as pe_state): its weight B[k][n],
+    the activation A[m][k] passing through and the sum toward C[m][n]; "" when empty."""
+    rf, cf = -(-k // R), -(-n // C)
+    starts = [R + f * max(m_rows, R) for f in range(rf * cf)]
+    d = u - r - c
+    g = max((f for f, s in enumerate(starts) if s <= d), default=-1)
+    if g < 0 or d - starts[g] >= m_rows:
+        return ""
+    m, kk, nn = d - starts[g], (g % rf) * R + r, (g // rf) * C + c
+    return f"B[{kk}][{nn}] A[{m}][{kk}] C[{m}][{nn}]"
+
+
 # The two layers of watch-4x4.yaml: (layer index, M, K, N, start cycle).
 LAYERS = {"worked": (0, 6, 8, 4, 0), "ragged": (1, 5, 6, 3, 22)}
 
@@ -117,8 +131,12 @@ def expected_at(cycle):
 
 # ---- VCD -------------------------------------------------------------------------------------
 
-def parse_vcd(path):
-    """{full.name: (width, [(time, value)])}, integer wires sign-extended from their width."""
+PERIOD_PS = 10_000  # tiny-4x4.yaml: clock_mhz 100
+
+
+def parse_vcd(path, period_ps=PERIOD_PS):
+    """{full.name: (width, [(cycle, value)])}, integer wires sign-extended from their width;
+    the VCD's times (ps) divided by the clock period."""
     ids, signals, scope, time = {}, {}, [], 0
     tokens = iter(pathlib.Path(path).read_text().split())
     for tok in tokens:
@@ -136,7 +154,7 @@ def parse_vcd(path):
             ids.setdefault(code, []).append(full)
             signals[full] = (kind, width, [])
         elif tok.startswith("#"):
-            time = int(tok[1:])
+            time = int(tok[1:]) / period_ps
         elif tok[0] in "br":
             code = next(tokens)
             if tok[0] == "b":
@@ -185,13 +203,13 @@ def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_
             for i in range(m):
                 for c in range(n):
                     t = start + s_f + i + R - 1 + c
-                    got[i, c] += value_at(sig[f"{prefix}pe_03_{c:02}.psum"], t)
+                    got[i, c] += value_at(sig[f"{prefix}pe_03_{c:02}.psum_03_{c:02}"], t)
                     # The bottom row did a useful MAC unless it is a padded row of the fold.
-                    assert value_at(sig[f"{prefix}pe_03_{c:02}.active"], t) == int(k - f * R >= R)
+                    assert value_at(sig[f"{prefix}pe_03_{c:02}.active_03_{c:02}"], t) == int(k - f * R >= R)
         assert (got == reference).all(), f"layer {name}"
         # The stationary weights are B's, the activations A's.
-        assert value_at(sig[f"{prefix}pe_02_01.weight"], start + R + 2 + 1) == b[2, 1]
-        assert value_at(sig[f"{prefix}pe_00_00.activation"], start + R) == a[0, 0]
+        assert value_at(sig[f"{prefix}pe_02_01.weight_02_01"], start + R + 2 + 1) == b[2, 1]
+        assert value_at(sig[f"{prefix}pe_00_00.activation_00_00"], start + R) == a[0, 0]
     busy = sig[prefix + "busy"][2]
     assert busy[0] == (0, 1) and busy[-1] == (42, 0)
     stored = sig["SystemC.chip.semaphores.outputs_stored"][2]  # each layer's one output tile
@@ -201,6 +219,45 @@ def test_vcd_partial_sums_at_the_drain_cycles_equal_the_reference_gemm(systolic_
         conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True,
                               text=True, timeout=60)
         assert conv.returncode == 0 and (tmp_path / "w.fst").stat().st_size > 0, conv.stderr
+
+
+def test_vcd_has_a_clock_a_picosecond_axis_and_a_gtkwave_save_file(systolic_bin, tmp_path):
+    # The real memory system (the default): DMA events fall inside cycles, and SystemC stays quiet.
+    vcd = tmp_path / "grid.vcd"
+    proc = run_cli("run", "-c", TINY, "-w", WATCH, "-o", tmp_path / "out", "-q", "--vcd", vcd)
+    assert "W713" not in proc.stderr and "Warning" not in proc.stderr
+    cycles = json.loads((tmp_path / "out" / "report.json").read_text())["totals"]["cycles"]
+    text = vcd.read_text()
+    assert "$timescale\n     1 ps\n$end" in text
+    sig = parse_vcd(vcd)
+    # One clock period per cycle: high at each cycle's start, low at its middle, to the end.
+    clk = sig["SystemC.clk"][2]
+    assert clk == [(e / 2, 1 - e % 2) for e in range(2 * cycles + 1)]
+    # Every PE signal's name is unique, not only its path.
+    leaves = [name.rsplit(".", 1)[1] for name in sig if ".pe_" in name]
+    assert len(leaves) == len(set(leaves)) == R * C * 4
+    # The save file: beside the VCD, naming it, every trace a signal of the VCD, one group per row.
+    gtkw = (tmp_path / "grid.gtkw").read_text().splitlines()
+    assert '[dumpfile] "grid.vcd"' in gtkw
+    traces = [line for line in gtkw if line.startswith("SystemC.")]
+    assert {re.sub(r"\[\d+:0\]$", "", t) for t in traces} <= set(sig) and len(traces) > R * C * 4
+    labels = [gtkw[i + 1] for i, line in enumerate(gtkw) if line == "@800200"]
+    assert labels[:2] == ["-clock", "-engines: busy, stalled"]
+    assert [l for l in labels if "row" in l] == [f"-mxu0 row {r}" for r in range(R)]
+    assert gtkw.count("@800200") == gtkw.count("@1000200")
+    if shutil.which("vcd2fst"):
+        conv = subprocess.run(["vcd2fst", str(vcd), str(tmp_path / "w.fst")], capture_output=True, text=True,
+                              timeout=60)
+        assert conv.returncode == 0, conv.stderr
+
+
+def test_viz_names_the_chip_as_run_and_says_what_it_wrote(systolic_bin, tmp_path):
+    page = tmp_path / "g.html"
+    proc = run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page, "--set", "mxu.rows=8", "--set", "memory.ideal=true")
+    assert proc.stdout == f"wrote: {page}\n"
+    assert '"name":"tiny-4x4 with mxu.rows=8, memory.ideal=true"' in page.read_text()
+    proc = run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page)
+    assert f"note: replaced {page} from an earlier run" in proc.stderr
 
 
 def test_vcd_refuses_what_it_cannot_trace(systolic_bin, tmp_path):
@@ -463,9 +520,71 @@ def test_page_renders_the_exact_models_values(chromium, page, fragment, cycle):
         got = (int(cell["data-fold"]), int(cell["data-weight"]), int(cell["data-activation"]),
                int(cell["data-psum"]), cell["data-state"])
         assert got == (fold, weight, act, psum, state), f"PE({r},{c}) at cycle {cycle}"
+        # The matrix elements it holds, named from the schedule of docs/mxu.md.
+        name, (layer, m, k, n, start) = next((nm, v) for nm, v in LAYERS.items()
+                                             if v[4] <= cycle < v[4] + (22 if nm == "worked" else 20))
+        assert cell["data-index"] == pe_index(m, k, n, cycle - start, r, c), f"PE({r},{c}) at cycle {cycle}"
     states = {cell["data-state"] for cell in dom.cells.values()}
     if cycle == 29:
         assert "pad" in states
+
+
+def test_page_legend_and_zoom(chromium, page, tmp_path):
+    # watch-4x4's `worked` layer has two folds in the array at cycle 13: a swatch for each colour.
+    dom = headless(chromium, "--dump-dom", page.as_uri() + "#cycle=13")
+    assert "useful MAC, fold 0<" in dom and "useful MAC, fold 1<" in dom
+    # A 16x16 array: no numbers fit its cells at 1x; at 2x every PE shows its four fields, and
+    # at 4x the matrix indices beside them.
+    big = tmp_path / "g16.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", big, "--set", "memory.ideal=true", "--set", "mxu.rows=16",
+            "--set", "mxu.cols=16")
+    counts = {}
+    for zoom in (1, 2, 4):
+        dom = headless(chromium, "--dump-dom", big.as_uri() + f"#cycle=20&zoom={zoom}")
+        counts[zoom] = (dom.count('class="v"'), dom.count('class="ix"'))
+    assert counts == {1: (0, 0), 2: (16 * 16 * 3, 0), 4: (16 * 16 * 3, 16 * 16 * 3)}
+
+
+@pytest.mark.parametrize("dataflow", ["os", "is"])
+def test_page_indices_name_the_values_under_os_and_is(chromium, tmp_path, dataflow):
+    # Each active PE's named elements hold the values it shows: under os the weight field is
+    # B[k][n] and the activation A[m][k]; under is the stationary field is A[m][k], the passing
+    # one B[k][n] (operands of `worked` drawn independently above).
+    page = tmp_path / "g.html"
+    run_cli("viz", "-c", TINY, "-w", WATCH, "-o", page, "--set", "memory.ideal=true", "--set", f"mxu.dataflow={dataflow}",
+            "--layer", "worked")
+    a, b = operands(0, 6, 8, 4)
+    checked = 0
+    for cycle in (6, 12):
+        for cell in rendered(chromium, page, f"cycle={cycle}").cells.values():
+            if cell["data-state"] != "active":
+                continue
+            at = {name: (int(i), int(j)) for name, i, j in re.findall(r"([ABC])\[(\d+)\]\[(\d+)\]", cell["data-index"])}
+            w, act = int(cell["data-weight"]), int(cell["data-activation"])
+            assert (b[at["B"]], a[at["A"]]) == ((w, act) if dataflow == "os" else (act, w))
+            checked += 1
+    assert checked > 10
+
+
+def matrix_panel(dom, name):
+    """{(i, j): value} of the page's matrix panel `name` (elements filled in so far)."""
+    panel = dom[dom.index(f'id="mat{name}"'):]
+    panel = panel[:panel.index("</div></div>") + 6]
+    cells = re.findall(r'<div[^>]*data-i="(\d+)" data-j="(\d+)" data-v="(-?\d+)"', panel)
+    return {(int(i), int(j)): int(v) for i, j, v in cells}
+
+
+def test_page_fills_in_a_b_and_c(chromium, page):
+    # At the last cycle of `worked` every element of A and B has passed a PE and C is A x B
+    # (numpy on the independently drawn operands); halfway, C holds only what has left the array.
+    a, b = operands(0, 6, 8, 4)
+    dom = headless(chromium, "--dump-dom", page.as_uri() + "#cycle=21")
+    assert matrix_panel(dom, "A") == {(i, j): int(a[i, j]) for i in range(6) for j in range(8)}
+    assert matrix_panel(dom, "B") == {(i, j): int(b[i, j]) for i in range(8) for j in range(4)}
+    c = a.astype(np.int64) @ b.astype(np.int64)
+    assert matrix_panel(dom, "C") == {(i, j): wrap32(int(c[i, j])) for i in range(6) for j in range(4)}
+    early = matrix_panel(headless(chromium, "--dump-dom", page.as_uri() + "#cycle=13"), "C")
+    assert 0 < len(early) < 24 and early[(0, 0)] == 6298  # docs/watch-it-compute.md, cycle 13
 
 
 def test_page_screenshot(chromium, page, tmp_path):

@@ -725,3 +725,20 @@ TEST_CASE("the summary as JSON and as a table", "[packing]") {
   // Duplicate ids are a programming error, not an input error.
   CHECK_THROWS_AS(pack({req(0, 0, 10), req(0, 1, 10)}, set, PackOptions{}), std::invalid_argument);
 }
+
+TEST_CASE("request logs: quoted fields may hold commas; an open quote names its line", "[packing]") {
+  // A quoted timestamp and a quoted count parse as the bare ones (libcsv, RFC 4180).
+  const RequestLog quoted = parse_request_log("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                              "\"2023-11-16 18:17:03.9799600\",\"12\",3\n"
+                                              "2023-11-16 18:17:04.0319600,7,2\n", "q.csv");
+  REQUIRE(quoted.requests.size() == 2);
+  CHECK(quoted.requests[0].prompt_tokens == 12);
+  CHECK(quoted.requests[1].arrival_s == Approx(0.052).margin(1e-9));
+  // A comma inside quotes stays in its field: here it makes the count malformed, on line 2.
+  CHECK_THAT(input_error_of([] { parse_request_log("arrival_s,prompt_tokens,output_tokens\n"
+                                             "0,\"1,5\",1\n", "mem.csv"); }),
+             Catch::Contains("mem.csv:2:") && Catch::Contains("1,5"));
+  CHECK_THAT(input_error_of([] { parse_request_log("arrival_s,prompt_tokens,output_tokens\n"
+                                             "0,1,1\n\"1,2,1\n", "mem.csv"); }),
+             Catch::Contains("mem.csv:3: malformed CSV line"));
+}

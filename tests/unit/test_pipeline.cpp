@@ -43,7 +43,7 @@ TEST_CASE("a single-chip run is a one-chip system with its chip's cycles and tot
   CHECK(report["energy_pj"] == chip["energy_pj"]);
   // The summary is the per-layer table.
   const std::string summary = format_summary(report);
-  CHECK_THAT(summary, Catch::Contains("square") && Catch::Contains("narro~") && Catch::Contains("240 MACs"));
+  CHECK_THAT(summary, Catch::Contains("square") && Catch::Contains("narrow x2") && Catch::Contains("240 MACs"));
 }
 
 TEST_CASE("a multi-chip report's totals and energy are the chips' sums", "[pipeline]") {

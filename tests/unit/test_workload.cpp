@@ -383,3 +383,14 @@ TEST_CASE("Workload files that cannot be read", "[workload]") {
   CHECK_THAT(error_of(temp_file("w.txt", "gemms: []\n")),
              Contains("w.txt: unknown workload format"));
 }
+
+TEST_CASE("SCALE-Sim CSV: quoted fields may hold commas; an open quote names its line", "[workload]") {
+  // RFC 4180 quoting (libcsv): the layer name "QK, scaled" is one field.
+  const auto w = load_workload(temp_file("q.csv", "Layer, M, N, K,\n\"QK, scaled\", 8, 16, 4,\n\"V\", 8, 4, 16,\n"));
+  REQUIRE(w.gemms.size() == 2);
+  CHECK(w.gemms[0].name == "QK, scaled");
+  CHECK((w.gemms[0].m == 8 && w.gemms[0].n == 16 && w.gemms[0].k == 4));
+  CHECK(w.gemms[1].name == "V");
+  CHECK_THAT(csv_error("Layer, M, N, K,\nA, 8, 16, 4,\n\"B, 8, 4, 16,\n"),
+             Catch::Contains("t.csv:3: malformed CSV line"));
+}

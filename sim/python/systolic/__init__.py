@@ -46,9 +46,6 @@ __all__ = ["Config", "InputError", "Program", "Result", "load_config", "run", "c
 __version__ = _systolic.__version__
 REPORT_SCHEMA_VERSION = _systolic.REPORT_SCHEMA_VERSION
 
-_PENDING = "arrives with the request-packing issue"
-
-
 def load_config(path, overrides=None):
     """Reads a chip config YAML and applies overrides.
 
@@ -121,17 +118,25 @@ class Result:
 
     def _per_chip(self, section):
         import pandas as pd
-        chips = self._report()["chips"]
+        report = self._report()
+        if "chips" not in report:
+            raise AttributeError(f"{section}: this Result is a request-log replay (systolic.pack), which has "
+                                 f"per-bucket rows (.buckets), not per-{section[:-1]} ones; run one bucket "
+                                 f"shape for those: systolic.run(config, workload=model, bucket='BxS')")
+        chips = report["chips"]
         if len(chips) == 1:
             return pd.DataFrame(chips[0][section])
         return pd.DataFrame([{"chip": c["chip"], **row} for c in chips for row in c[section]])
 
     @property
     def buckets(self):
-        """Per-time-bucket statistics, once reports carry them."""
+        """One row per bucket shape of a request-log replay (systolic.pack): its instances,
+        padding and masking waste, time and energy (docs/replay.md)."""
         report = self._report()
         if "buckets" not in report:
-            raise NotImplementedError("buckets " + _PENDING)
+            raise AttributeError("buckets: this Result is a single run (systolic.run), which has per-layer rows "
+                                 "(.layers); per-bucket rows come from replaying a request log: "
+                                 "systolic.pack(config, model, requests, buckets)")
         import pandas as pd
         return pd.DataFrame(report["buckets"])
 
@@ -158,11 +163,20 @@ def _result_from_json(text):
     return Result(_systolic.result_from_json(text))
 
 
+def _bucket(bucket):
+    """bucket= as the CLI's --bucket: "BxS", or a (B, S) pair of integers."""
+    if bucket is None or isinstance(bucket, str):
+        return bucket
+    if isinstance(bucket, (tuple, list)) and len(bucket) == 2 and all(isinstance(v, int) for v in bucket):
+        return f"{bucket[0]}x{bucket[1]}"
+    raise TypeError(f"bucket: expected 'BxS' (e.g. '1x128') or a (B, S) pair of integers, got {bucket!r}")
+
+
 def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform",
         skew=1.0, routing_seed=1, weight_dtype=None, activation_dtype=None, kv_dtype=None, timeline=None,
         vcd=None):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
-    bucket="BxS" and phase="prefill"|"decode") on `config` (a Config or a config path), or a
+    bucket="BxS" or (B, S) and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
     `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
     released while simulating. On a multi-chip config (ici.topology) every chip runs, a
@@ -174,7 +188,7 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, e
     `--vcd`."""
     def path(p):
         return None if p is None else _os.fspath(p)
-    return Result(_systolic.run(_as_config(config), path(workload), path(trace), bucket, phase, int(tp), int(ep),
+    return Result(_systolic.run(_as_config(config), path(workload), path(trace), _bucket(bucket), phase, int(tp), int(ep),
                                 routing, float(skew), int(routing_seed), weight_dtype, activation_dtype, kv_dtype,
                                 path(timeline), path(vcd)))
 
@@ -196,7 +210,7 @@ def compile(config, workload, output=None, bucket=None, phase="prefill",  # noqa
     """Lowers a workload to a Program (per-engine instruction streams) for this chip, as
     `systolic compile` does; with output=PATH also writes the compiled trace there.
     weight_dtype= etc. override a transformer file's types, as `--weight-dtype` etc."""
-    program = _systolic.compile(_as_config(config), _os.fspath(workload), bucket, phase,
+    program = _systolic.compile(_as_config(config), _os.fspath(workload), _bucket(bucket), phase,
                                 weight_dtype, activation_dtype, kv_dtype)
     if output is not None:
         program.write(_os.fspath(output))
