@@ -8,6 +8,8 @@
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/common/input_text.hpp"
+#include "sim/common/output_files.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
@@ -39,6 +41,7 @@ struct RunOptions {
   bool quiet = false;
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
   std::string timeline;  // trace-event JSON (sim/report/timeline.hpp)
+  Budget budget;
 };
 }  // namespace
 
@@ -51,12 +54,35 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
                   "MoE token routing with --ep: " + transformer::kRoutingNames.choices(" or ") + " (Zipf), default " +
                       shape.routing)
       ->check(CLI::IsMember(transformer::kRoutingNames.names()));
-  cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
-  cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
+  // CLI::Range lets "nan" through (every comparison with it is false), and an unsigned option
+  // reads "-1" as 2^64 - 1: both are refused here, before any work.
+  const CLI::Validator finite([](std::string& text) {
+    const auto v = parse_double(text);
+    return v ? std::string() : "expected a finite number, got '" + text + "'";
+  }, "FINITE");
+  const CLI::Validator natural([](std::string& text) {
+    const auto v = parse_int64(text);
+    return v && *v >= 0 ? std::string() : "expected an integer in [0, 2^63), got '" + text + "'";
+  }, "UINT");
+  cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")
+      ->check(finite & CLI::Range(0.0, 10.0));
+  cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular")
+      ->check(natural);
   // Mixed precision of a transformer model (docs/precision.md), over its file's types.
   cmd->add_option("--weight-dtype", shape.weight_dtype, "Transformer weights' type, e.g. int8 (W8A16) or int4");
   cmd->add_option("--activation-dtype", shape.activation_dtype, "Transformer activations' type, e.g. bf16");
   cmd->add_option("--kv-dtype", shape.kv_dtype, "Transformer KV cache's type, e.g. fp8_e4m3");
+}
+
+void add_budget_options(CLI::App* cmd, Budget& budget) {
+  cmd->add_option("--max-instructions", budget.max_instructions,
+                  fmt::format("Refuse a run estimated to compile to more instructions (default {}, ~0.5 KB each)",
+                              budget.max_instructions))
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-pe-cycles", budget.max_pe_cycles,
+                  fmt::format("Refuse an exact-model run estimated to step more PE-cycles (default {})",
+                              budget.max_pe_cycles))
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -80,21 +106,25 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline,
                   "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing)");
   add_sharding_options(cmd, opts->source.shape);
+  add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() {
-    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
+    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run", opts->budget};
     request.record.timeline = !opts->timeline.empty();
     request.record.vcd = opts->vcd;
-    const RunResult run = systolic::run(request);
-    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
-      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
-                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
     std::vector<std::string> written = {report_path};
     if (!opts->timeline.empty()) written.push_back(opts->timeline);
     if (!opts->vcd.empty()) written.push_back(opts->vcd);
+    for (const auto& path : written) check_writable(path);  // before the run, not after it
+    const RunResult run = systolic::run(request);
+    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
+      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
+                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     note_replaced(written);
-    write_file_atomically(report_path, run.report.dump(2) + "\n");
-    if (!opts->timeline.empty()) write_file_atomically(opts->timeline, run.timeline.dump() + "\n");
+    OutputSet outputs;  // report and timeline together or neither (the VCD is renamed by the run)
+    outputs.add(report_path, run.report.dump(2) + "\n");
+    if (!opts->timeline.empty()) outputs.add(opts->timeline, run.timeline.dump() + "\n");
+    outputs.commit();
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;
   }};

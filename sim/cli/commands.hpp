@@ -43,6 +43,10 @@ std::string phase_help(const std::string& default_phase);
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 
+// --max-instructions, --max-pe-cycles: the limits a run is estimated against before the work
+// (sim/compile/budget.hpp, docs/reliability.md).
+void add_budget_options(CLI::App* cmd, Budget& budget);
+
 // `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
 void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);
 

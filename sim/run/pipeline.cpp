@@ -12,7 +12,8 @@
 
 namespace systolic {
 
-LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command) {
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command,
+                           const Budget& budget) {
   if (source.workload.empty() == source.trace.empty())
     throw InputError(command + ": give a workload (-w) or a compiled trace (-t)");
   LoadedProgram out;
@@ -24,7 +25,7 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
     out.workload.path = source.trace;
   } else {
     out.workload = load_workload(source.workload, source.shape);
-    out.program = compile(config, out.workload);
+    out.program = compile(config, out.workload, 0, budget);
   }
   return out;
 }
@@ -39,7 +40,8 @@ namespace {
 // waveform probe (--vcd).
 void run_one_chip(const RunRequest& request, RunResult& out) {
   const ChipConfig& config = request.config;
-  LoadedProgram loaded = load_program(config, request.source, request.command);
+  LoadedProgram loaded = load_program(config, request.source, request.command, request.budget);
+  check_pe_cycles(config, estimate_pe_cycles(config, loaded.program), request.budget, loaded.workload.path);
   const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity};
   SimResult chip = request.record.vcd.empty()
                        ? simulate(config, loaded.program, options)
@@ -65,7 +67,11 @@ void run_system(const RunRequest& request, RunResult& out) {
     throw InputError(request.command +
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
   out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
-  out.programs = compile_system(config, out.workloads);
+  out.programs = compile_system(config, out.workloads, request.budget);
+  uint64_t pe_cycles = 0;
+  for (const Program& p : out.programs)
+    if (__builtin_add_overflow(pe_cycles, estimate_pe_cycles(config, p), &pe_cycles)) pe_cycles = UINT64_MAX;
+  check_pe_cycles(config, pe_cycles, request.budget, source.workload);
   out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
 }
 
