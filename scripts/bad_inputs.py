@@ -7,7 +7,8 @@ generated from the shipped files, each run through the command that reads it and
   * no output file (the output folder is absent or empty afterwards);
   * with --sanitized: no AddressSanitizer / UndefinedBehaviorSanitizer report.
 
-  scripts/bad_inputs.py [--systolic BUILD/systolic] [--table FILE.md] [--only KIND] [--quiet]
+  scripts/bad_inputs.py [--systolic BUILD/systolic] [--table FILE.md] [--only KIND] [--skip KIND]
+                        [--sanitized] [--quiet]
 
 Exit code 0 when every variant behaves, 1 otherwise (the failures are listed).
 """
@@ -198,6 +199,7 @@ def main():
     parser.add_argument("--systolic", default=os.path.join(ROOT, "build", "systolic"))
     parser.add_argument("--table", help="write the outcome table (Markdown) here")
     parser.add_argument("--only", help="only this kind of input, e.g. 'trace'")
+    parser.add_argument("--skip", action="append", default=[], help="leave out this kind of input (repeatable)")
     parser.add_argument("--sanitized", action="store_true", help="also fail on a sanitizer report")
     parser.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     args = parser.parse_args()
@@ -205,7 +207,7 @@ def main():
     rows, failures = [], []
     try:
         for v in variants(os.path.abspath(args.systolic), work):
-            if args.only and v.kind != args.only:
+            if (args.only and v.kind != args.only) or v.kind in args.skip:
                 continue
             ok, note = outcome(v, os.path.abspath(args.systolic), work, args.sanitized)
             rows.append((v.kind, v.what, ok, note))

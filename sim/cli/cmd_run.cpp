@@ -83,6 +83,10 @@ void add_budget_options(CLI::App* cmd, Budget& budget) {
                   fmt::format("Refuse an exact-model run estimated to step more PE-cycles (default {})",
                               budget.max_pe_cycles))
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-ici-chunks", budget.max_ici_chunks,
+                  fmt::format("Refuse a multi-chip run whose messages cross the ICI in more chunks (default {})",
+                              budget.max_ici_chunks))
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {

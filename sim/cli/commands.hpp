@@ -43,7 +43,7 @@ std::string phase_help(const std::string& default_phase);
 // --tp, --ep, --routing, --skew, --routing-seed: sharding over a multi-chip system.
 void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 
-// --max-instructions, --max-pe-cycles: the limits a run is estimated against before the work
+// --max-instructions, --max-pe-cycles, --max-ici-chunks: the limits a run is estimated against before the work
 // (sim/compile/budget.hpp, docs/reliability.md).
 void add_budget_options(CLI::App* cmd, Budget& budget);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/common/error.hpp"
@@ -79,6 +80,24 @@ void check_pe_cycles(const ChipConfig& config, uint64_t estimate, const Budget& 
       "{}: the exact MXU model would step {} PE-cycles (matmul cycles x {}x{} PEs), more than --max-pe-cycles {} "
       "(~5 x 10^8 a second); mxu.model=fast gives the same cycle counts without stepping the grid",
       what, estimate, config.mxu.rows, config.mxu.cols, budget.max_pe_cycles));
+}
+
+uint64_t estimate_ici_chunks(const ChipConfig& config, const Program& program) {
+  const uint64_t chunk = std::max<uint64_t>(config.ici.chunk_bytes, 1);
+  uint64_t total = 0;
+  for (const Stream& s : program.streams)
+    for (const Instruction& i : s.instructions)
+      if (const auto* ici = std::get_if<IciOp>(&i.op))
+        for (const IciCopy& c : ici->copies) total = plus(total, c.bytes / chunk + (c.bytes % chunk != 0));
+  return total;
+}
+
+void check_ici_chunks(const ChipConfig& config, uint64_t estimate, const Budget& budget, const std::string& what) {
+  if (estimate <= budget.max_ici_chunks) return;
+  throw InputError(fmt::format(
+      "{}: the interconnect would move {} chunks of ici.chunk_bytes = {} B, more than --max-ici-chunks {} "
+      "(a larger ici.chunk_bytes times the same transfers in fewer events)",
+      what, estimate, config.ici.chunk_bytes, budget.max_ici_chunks));
 }
 
 }  // namespace systolic

@@ -23,6 +23,10 @@ struct Budget {
   // (--max-pe-cycles). It steps ~5 x 10^8 a second (1024^3 on tiny-4x4: 1.08 x 10^9 in
   // 2.2 s), so this is about 40 s.
   uint64_t max_pe_cycles = 20'000'000'000;
+  // Chunks the ICI network moves, one event each (--max-ici-chunks): a message crosses in
+  // chunks of ici.chunk_bytes, so ici.chunk_bytes=1 turns a 64 KiB message into 65,536. Llama 2
+  // 70B TP8 prefill at 1x2048, the largest shipped run (5.5 s), moves 1,146,944.
+  uint64_t max_ici_chunks = 20'000'000;
 };
 
 // A lower bound of the instructions compile() emits for `workload`: a multiply and a weight
@@ -38,5 +42,10 @@ void check_instructions(uint64_t estimate, const Budget& budget, const std::stri
 // sum over a run's chips.
 uint64_t estimate_pe_cycles(const ChipConfig& config, const Program& program);
 void check_pe_cycles(const ChipConfig& config, uint64_t estimate, const Budget& budget, const std::string& what);
+
+// The ICI chunks of `program`'s messages (each message: ceil(bytes / ici.chunk_bytes)), and
+// the check of the sum over a system's chips.
+uint64_t estimate_ici_chunks(const ChipConfig& config, const Program& program);
+void check_ici_chunks(const ChipConfig& config, uint64_t estimate, const Budget& budget, const std::string& what);
 
 }  // namespace systolic

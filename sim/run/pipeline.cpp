@@ -68,10 +68,13 @@ void run_system(const RunRequest& request, RunResult& out) {
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
   out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
   out.programs = compile_system(config, out.workloads, request.budget);
-  uint64_t pe_cycles = 0;
-  for (const Program& p : out.programs)
+  uint64_t pe_cycles = 0, ici_chunks = 0;  // over all chips, saturating
+  for (const Program& p : out.programs) {
     if (__builtin_add_overflow(pe_cycles, estimate_pe_cycles(config, p), &pe_cycles)) pe_cycles = UINT64_MAX;
+    if (__builtin_add_overflow(ici_chunks, estimate_ici_chunks(config, p), &ici_chunks)) ici_chunks = UINT64_MAX;
+  }
   check_pe_cycles(config, pe_cycles, request.budget, source.workload);
+  check_ici_chunks(config, ici_chunks, request.budget, source.workload);
   out.result = simulate_system(config, out.programs, {nullptr, nullptr, request.record.hbm_channel_activity});
 }
 

@@ -7,14 +7,16 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdint>
 #include <charconv>
+#include <cstdint>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "models/common/dtype.hpp"
@@ -53,6 +55,32 @@ inline bool product_fits(const std::vector<uint64_t>& factors) {
     if (__builtin_mul_overflow(p, f, &p) || p > static_cast<uint64_t>(INT64_MAX)) return false;
   }
   return true;
+}
+
+// Every count the simulator multiplies out must fit in 63 bits: a DMA of shape 2^32 x 2^32
+// x 1 would wrap its byte count to 0 and pass the "outside memory" check.
+inline void check_size(const Operation& op) {
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> products;
+  if (const auto* mm = std::get_if<MatmulOp>(&op)) {
+    const auto [m, k, n] = std::array{mm->m, mm->k, mm->n};
+    products.push_back({fmt::format("matmul m*k*n = {}*{}*{}", m, k, n), {uint64_t(m), uint64_t(k), uint64_t(n)}});
+  } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
+    const DmaDescriptor& d = dma->descriptor;
+    products.push_back({fmt::format("dma shape {}x{}x{} * elem {}", d.shape[0], d.shape[1], d.shape[2], d.element_bytes),
+                        {d.shape[0], d.shape[1], d.shape[2], d.element_bytes}});
+    // x4 and x2: a side's base plus its extent (three such terms) still fits in 64 bits.
+    for (const DmaEndpoint* side : {&d.src, &d.dst}) {
+      products.push_back({fmt::format("dma address {:#x} * 2", side->base), {side->base, 2}});
+      for (int k = 0; k < 3; ++k)
+        products.push_back({fmt::format("dma (shape[{}] - 1) * stride[{}] * elem", k, k),
+                            {d.shape[k] == 0 ? 0 : d.shape[k] - 1, side->stride[k], d.element_bytes, 4}});
+    }
+  } else if (const auto* vpu = std::get_if<VpuOp>(&op)) {  // x8: bytes of the widest element
+    products.push_back({fmt::format("vector rows*cols = {}*{}", vpu->rows, vpu->cols),
+                        {uint64_t(vpu->rows), uint64_t(vpu->cols), 8}});
+  }
+  for (const auto& [what, factors] : products)
+    if (!product_fits(factors)) throw std::invalid_argument(what + " overflows 63 bits");
 }
 
 // Reads one line's key=value pairs; every key must be consumed exactly once.

@@ -284,7 +284,7 @@ class Parser {
     instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
     if (const auto* mm = std::get_if<MatmulOp>(&instr.op)) check_operands(*mm);
-    check_size(instr.op);
+    trace_detail::check_size(instr.op);
     if (f.has("frees")) {
       program_.regions.push_back(region(f.text("frees")));
       instr.frees = static_cast<int>(program_.regions.size()) - 1;
@@ -301,30 +301,6 @@ class Parser {
     }
     for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));
     s.instructions.push_back(std::move(instr));
-  }
-
-  // Every count the simulator multiplies out must fit in 63 bits: a DMA of shape 2^32 x 2^32
-  // x 1 would wrap its byte count to 0 and pass the "outside memory" check.
-  void check_size(const Operation& op) const {
-    std::vector<std::pair<std::string, std::vector<uint64_t>>> products;
-    if (const auto* mm = std::get_if<MatmulOp>(&op)) {
-      const auto [m, k, n] = std::array{mm->m, mm->k, mm->n};
-      products.push_back({fmt::format("matmul m*k*n = {}*{}*{}", m, k, n), {uint64_t(m), uint64_t(k), uint64_t(n)}});
-    } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
-      const DmaDescriptor& d = dma->descriptor;
-      products.push_back({fmt::format("dma shape {}x{}x{} * elem {}", d.shape[0], d.shape[1], d.shape[2], d.element_bytes),
-                          {d.shape[0], d.shape[1], d.shape[2], d.element_bytes}});
-      // x4: a side's extent sums three such terms and its base, and still fits.
-      for (const DmaEndpoint* side : {&d.src, &d.dst})
-        for (int k = 0; k < 3; ++k)
-          products.push_back({fmt::format("dma (shape[{}] - 1) * stride[{}] * elem", k, k),
-                              {d.shape[k] == 0 ? 0 : d.shape[k] - 1, side->stride[k], d.element_bytes, 4}});
-    } else if (const auto* vpu = std::get_if<VpuOp>(&op)) {  // x8: bytes of the widest element
-      products.push_back({fmt::format("vector rows*cols = {}*{}", vpu->rows, vpu->cols),
-                          {uint64_t(vpu->rows), uint64_t(vpu->cols), 8}});
-    }
-    for (const auto& [what, factors] : products)
-      if (!trace_detail::product_fits(factors)) fail(what + " overflows 63 bits");
   }
 
   // A matmul's types must be a pair the MXU multiplies as given (B already dequantised).

@@ -81,3 +81,20 @@ TEST_CASE("the exact model's PE-cycle estimate is what the grid then steps", "[b
   CHECK_THAT(testing::input_error_of([&] { check_pe_cycles(exact, busy * 16, small, "w.yaml"); }),
              Contains("more than --max-pe-cycles") && Contains("mxu.model=fast"));
 }
+
+TEST_CASE("ICI chunks are counted per message, ceil(bytes / ici.chunk_bytes)", "[budget]") {
+  Program p;
+  Instruction send;
+  send.op = IciOp{{IciCopy{1, 100, "s"}, IciCopy{2, 65537, "s"}}};
+  p.streams.push_back({{EngineKind::ici, 0}, {send}});
+  ChipConfig c = tiny();
+  c.ici.chunk_bytes = 65536;
+  CHECK(estimate_ici_chunks(c, p) == 1 + 2);
+  c.ici.chunk_bytes = 1;  // every byte an event
+  CHECK(estimate_ici_chunks(c, p) == 100 + 65537);
+  Budget small;
+  small.max_ici_chunks = 65636;
+  CHECK_THAT(testing::input_error_of([&] { check_ici_chunks(c, 65637, small, "w.yaml"); }),
+             Contains("w.yaml: the interconnect would move 65637 chunks of ici.chunk_bytes = 1 B, more than "
+                      "--max-ici-chunks 65636"));
+}

@@ -110,6 +110,9 @@ TEST_CASE("trace integers are range-checked, never wrapped", "[strict]") {
   // 2^32 x 2^32 elements of 1 byte: 2^64 bytes wraps to 0; refused before any check uses it.
   CHECK_THAT(trace_error(trace_with("  dma", "shape", "4294967296x4294967296x1")),
              Contains("dma shape 4294967296x4294967296x1 * elem 1 overflows 63 bits"));
+  // An address near 2^64 would wrap base + extent past the bounds check.
+  CHECK_THAT(trace_error(trace_with("  dma", "src", "hbm:0xffffffffffffff00")),
+             Contains("dma address 0xffffffffffffff00 * 2 overflows 63 bits"));
   // M = 2^62 on a layer: m*k*n*repeat does not fit.
   CHECK_THAT(trace_error(trace_with("layer 0", "m", "4611686018427387904")),
              Contains("layer m*k*n*repeat = 4611686018427387904*8*10*1 overflows 63 bits"));
