@@ -41,6 +41,7 @@ import collections
 import math
 import os
 import sys
+import tempfile
 import warnings
 
 import yaml
@@ -449,10 +450,62 @@ def convert(path, dims=None, dtype="chip", vector_ops=False, name=None):
         raise ImportFailure(f"not an ONNX model: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     if not model.graph.node:
         raise ImportFailure("the graph has no nodes")
+    _check_graph(model)
     conv = Converter(model, path, dims or {}, dtype, vector_ops)
     conv.run()
     label = name or model.graph.name or os.path.splitext(os.path.basename(path))[0]
     return render(conv, path, label, vector_ops)
+
+
+def _check_graph(model):
+    """Refuses an opset this onnx does not define (its rules, e.g. Softmax's axis, would be
+    guessed) and a graph whose nodes form a cycle (ONNX graphs are acyclic; shape inference and
+    the walk in Converter.run would go wrong)."""
+    known = onnx.defs.onnx_opset_version()
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx") and not 1 <= o.version <= known:
+            raise ImportFailure(f"opset {o.version}: expected an ai.onnx opset in [1, {known}] "
+                                f"(the onnx module installed knows up to {known})")
+    producer = {out: i for i, node in enumerate(model.graph.node) for out in node.output if out}
+    # Kahn's algorithm over node -> node edges through their tensors.
+    waiting = [0] * len(model.graph.node)
+    users = collections.defaultdict(list)
+    for i, node in enumerate(model.graph.node):
+        for name in set(node.input):
+            if name in producer:
+                waiting[i] += 1
+                users[producer[name]].append(i)
+    ready = [i for i, w in enumerate(waiting) if w == 0]
+    done = 0
+    while ready:
+        i = ready.pop()
+        done += 1
+        for j in users[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                ready.append(j)
+    if done < len(waiting):
+        stuck = next(i for i, w in enumerate(waiting) if w > 0)
+        node = model.graph.node[stuck]
+        raise ImportFailure(f"the graph has a cycle through node '{node.name or stuck}' ({node.op_type}); "
+                            "expected an acyclic ONNX graph")
+
+
+def _write(path, text):
+    """Writes `text` to `path` through a temporary created exclusively beside it (never an
+    existing file or link), renamed over it; ImportFailure when the folder is not writable."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise ImportFailure(f"{path}: cannot write ({e.strerror})") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(temp, path)
+    except OSError as e:
+        os.unlink(temp)
+        raise ImportFailure(f"{path}: cannot write ({e.strerror})") from None
 
 
 def _parse_dims(values, parser):
@@ -482,14 +535,17 @@ def main(argv=None):
     args = parser.parse_args(argv)
     dims = _parse_dims(args.dim, parser)
     try:
+        if args.output and (os.path.isdir(args.output) or
+                            not os.access(os.path.dirname(os.path.abspath(args.output)), os.W_OK)):
+            raise ImportFailure(f"{args.output}: cannot write (not a writable file path)")  # before the work
         text = convert(args.model, dims, args.dtype, args.vector_ops, args.name)
+        if args.output:
+            _write(args.output, text)
     except ImportFailure as e:
-        print(f"{args.model}: {e}", file=sys.stderr)
+        message = str(e) if str(e).startswith(f"{args.output}:") and args.output else f"{args.model}: {e}"
+        print(message, file=sys.stderr)
         return 2
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
+    if not args.output:
         sys.stdout.write(text)
     return 0
 

@@ -21,6 +21,7 @@ struct CompileOptions {
   WorkloadOptions shape;
   std::string output;
   int chip = 0;
+  Budget budget;
 };
 }  // namespace
 
@@ -35,6 +36,7 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--chip", opts->chip, "Multi-chip configs: the chip whose program to write (default 0)")
       ->check(CLI::NonNegativeNumber);
   add_sharding_options(cmd, opts->shape);
+  add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() {
     const ChipConfig config = load_config(opts->config, opts->overrides);
     const int chips = static_cast<int>(config.ici.chips());
@@ -45,7 +47,7 @@ Command add_compile_command(CLI::App& app) {
     const auto workloads = config.ici.topology == IciTopologyKind::none
                                ? std::vector<Workload>{load_workload(opts->workload, opts->shape)}
                                : load_system_workloads(opts->workload, opts->shape, chips);
-    const Program program = compile(config, workloads[static_cast<size_t>(opts->chip)], opts->chip);
+    const Program program = compile(config, workloads[static_cast<size_t>(opts->chip)], opts->chip, opts->budget);
     write_file_atomically(opts->output, write_trace(program, config, opts->chip));
     return 0;
   }};

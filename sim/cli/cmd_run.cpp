@@ -9,6 +9,8 @@
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/progress.hpp"
+#include "sim/common/input_text.hpp"
+#include "sim/common/output_files.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
@@ -45,6 +47,7 @@ struct RunOptions {
   double timeline_limit_mib = 1024;
   bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
   bool progress = false;          // a progress line even when stderr is not a terminal
+  Budget budget;
 };
 }  // namespace
 
@@ -57,12 +60,39 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
                   "MoE token routing with --ep: " + transformer::kRoutingNames.choices(" or ") + " (Zipf), default " +
                       shape.routing)
       ->check(CLI::IsMember(transformer::kRoutingNames.names()));
-  cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")->check(CLI::Range(0.0, 10.0));
-  cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular");
+  // CLI::Range lets "nan" through (every comparison with it is false), and an unsigned option
+  // reads "-1" as 2^64 - 1: both are refused here, before any work.
+  const CLI::Validator finite([](std::string& text) {
+    const auto v = parse_double(text);
+    return v ? std::string() : "expected a finite number, got '" + text + "'";
+  }, "FINITE");
+  const CLI::Validator natural([](std::string& text) {
+    const auto v = parse_int64(text);
+    return v && *v >= 0 ? std::string() : "expected an integer in [0, 2^63), got '" + text + "'";
+  }, "UINT");
+  cmd->add_option("--skew", shape.skew, "Zipf exponent of --routing skewed (default 1.0)")
+      ->check(finite & CLI::Range(0.0, 10.0));
+  cmd->add_option("--routing-seed", shape.routing_seed, "Seed of --routing skewed: which experts are popular")
+      ->check(natural);
   // Mixed precision of a transformer model (docs/precision.md), over its file's types.
   cmd->add_option("--weight-dtype", shape.weight_dtype, "Transformer weights' type, e.g. int8 (W8A16) or int4");
   cmd->add_option("--activation-dtype", shape.activation_dtype, "Transformer activations' type, e.g. bf16");
   cmd->add_option("--kv-dtype", shape.kv_dtype, "Transformer KV cache's type, e.g. fp8_e4m3");
+}
+
+void add_budget_options(CLI::App* cmd, Budget& budget) {
+  cmd->add_option("--max-instructions", budget.max_instructions,
+                  fmt::format("Refuse a run estimated to compile to more instructions (default {}, ~0.5 KB each)",
+                              budget.max_instructions))
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-pe-cycles", budget.max_pe_cycles,
+                  fmt::format("Refuse an exact-model run estimated to step more PE-cycles (default {})",
+                              budget.max_pe_cycles))
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-ici-chunks", budget.max_ici_chunks,
+                  fmt::format("Refuse a multi-chip run whose messages cross the ICI in more chunks (default {})",
+                              budget.max_ici_chunks))
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -102,8 +132,9 @@ Command add_run_command(CLI::App& app) {
   cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
                 "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
   add_sharding_options(cmd, opts->source.shape);
+  add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() {
-    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run"};
+    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run", opts->budget};
     request.record.timeline = !opts->timeline.empty();
     request.record.timeline_path = opts->timeline;
     if (!opts->timeline_window.empty()) {
@@ -118,6 +149,7 @@ Command add_run_command(CLI::App& app) {
     if (!opts->vcd.empty()) written.insert(written.end(), {opts->vcd, gtkw_path(opts->vcd)});
     const std::string csv_path = (std::filesystem::path(opts->outdir) / "COMPUTE_REPORT.csv").string();
     if (opts->scalesim_reports) written.push_back(csv_path);
+    for (const auto& path : written) check_writable(path);  // before the run, not after it
     const std::vector<std::string> earlier = existing(written);
     auto progress = std::make_unique<ProgressLine>(opts->progress);
     if (opts->vcd.empty()) request.record.progress = progress->callback();
@@ -127,11 +159,13 @@ Command add_run_command(CLI::App& app) {
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     note_replaced(earlier);
-    const std::string csv = opts->scalesim_reports ? scalesim_compute_report(run.report) : "";
-    write_file_atomically(report_path, run.report.dump(2) + "\n");
-    if (opts->scalesim_reports) write_file_atomically(csv_path, csv);
+    OutputSet outputs;  // report, CSV and timeline together or none (the VCD is renamed by the run)
+    outputs.add(report_path, run.report.dump(2) + "\n");
+    if (opts->scalesim_reports) outputs.add(csv_path, scalesim_compute_report(run.report));
     if (!opts->timeline.empty())
-      write_timeline(opts->timeline, request.config, run.programs, run.result, request.record.timeline_options);
+      outputs.add(opts->timeline, timeline_file_bytes(opts->timeline, request.config, run.programs, run.result,
+                                                      request.record.timeline_options));
+    outputs.commit();
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;
   }};

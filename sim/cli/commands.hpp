@@ -48,6 +48,9 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape);
 // --scheduler, --chunk-tokens, --slo-ttft/--slo-tbt, --router, --rate-scale, --poisson, --seed:
 // the serving replay, shared by pack and capacity.
 void add_serving_options(CLI::App* cmd, PackRequest& request);
+// --max-instructions, --max-pe-cycles, --max-ici-chunks: the limits a run is estimated against before the work
+// (sim/compile/budget.hpp, docs/reliability.md).
+void add_budget_options(CLI::App* cmd, Budget& budget);
 
 // `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
 void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -29,11 +30,27 @@ inline std::string scalar_text(const YAML::Node& node) {
   throw std::invalid_argument(fmt::format("expected {}, got '{}'{}", kind, got, did_you_mean(got, names)));
 }
 
+// A finite decimal number ("1.5", "2e9"); strtold alone would also take "0x10", "inf" and
+// "nan", so only digits, a sign, a point and an exponent are let through to it.
 inline long double parse_number(const std::string& text, const std::string& kind) {
-  if (text.empty()) expected(kind, text);
+  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos) expected(kind, text);
   char* end = nullptr;
   const long double v = std::strtold(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(static_cast<double>(v))) expected(kind, text);
+  return v;
+}
+
+// A decimal integer, all of the text, within int64: "1e3", "128.0", "0x80" and "010" (octal
+// in YAML 1.1) are refused rather than read as 1000, 128, 128 and 8 or 10.
+inline int64_t parse_integer(const std::string& text, const std::string& kind) {
+  const size_t sign = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  const char* first = text.data() + (sign && text[0] == '+' ? 1 : 0);
+  const char* last = text.data() + text.size();
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v);
+  if (text.size() == sign || text[sign] < '0' || text[sign] > '9' || (text.size() > sign + 1 && text[sign] == '0') ||
+      ec != std::errc() || end != last)
+    expected(kind, text);
   return v;
 }
 

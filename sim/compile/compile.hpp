@@ -8,6 +8,7 @@
 
 #include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
+#include "sim/compile/budget.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {
@@ -16,9 +17,12 @@ namespace systolic {
 // (e.g. its cycle count overflows 64 bits), and when the workload does not fit the chip's HBM
 // (sim/compile/capacity.hpp), with either memory mode.
 // `chip` is the chip of a multi-chip system the program is for (its collectives depend on it).
-Program compile(const ChipConfig& config, const Workload& workload, int chip = 0);
+// Refuses, before tiling, a workload estimated past budget.max_instructions (budget.hpp).
+Program compile(const ChipConfig& config, const Workload& workload, int chip = 0, const Budget& budget = {});
 
-// One program per chip of the system: workloads[i] for chip i.
-std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads);
+// One program per chip of the system: workloads[i] for chip i; the instruction budget is for
+// all chips together.
+std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                    const Budget& budget = {});
 
 }  // namespace systolic

@@ -10,6 +10,7 @@
 
 #include "models/common/error.hpp"
 #include "models/common/suggest.hpp"
+#include "sim/common/input_text.hpp"
 #include "sim/config/schema.hpp"
 
 namespace systolic {
@@ -91,7 +92,7 @@ void apply_overrides(ChipConfig& config, const std::vector<std::string>& overrid
   for (size_t i : presets_first(parsed, &Override::key)) {
     const auto& [key, o] = parsed[i];
     try {
-      key->set(config, YAML::Load(o.substr(o.find('=') + 1)));
+      key->set(config, load_yaml_text(o.substr(o.find('=') + 1), "--set '" + o + "'"));
     } catch (const std::invalid_argument& e) {
       throw InputError(fmt::format("--set '{}': key '{}': {}", o, key->path, e.what()));
     } catch (const YAML::Exception& e) {
@@ -110,7 +111,7 @@ ChipConfig load_config(const std::string& path, const std::vector<std::string>& 
   if (!std::ifstream(path)) throw InputError(fmt::format("{}: cannot open config file", path));
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = load_yaml_file(path);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.msg));
   }

@@ -24,6 +24,7 @@ namespace systolic::config_values {
 
 using scalars::expected;
 using scalars::parse_bytes;
+using scalars::parse_integer;
 using scalars::parse_number;
 using scalars::scalar_text;
 
@@ -43,8 +44,8 @@ ConfigKey integer_key(std::string path, Ref ref, int64_t lo, int64_t hi, std::st
   return {std::move(path), kind, std::move(unit), std::move(doc),
           [ref, lo, hi, kind](ChipConfig& c, const YAML::Node& n) {
             const std::string text = scalar_text(n);
-            const long double v = parse_number(text, kind);
-            if (v != std::floor(v) || v < lo || v > hi) expected(kind, text);
+            const int64_t v = parse_integer(text, kind);
+            if (v < lo || v > hi) expected(kind, text);
             using T = std::decay_t<decltype(ref(c))>;
             ref(c) = static_cast<T>(v);
           },
@@ -58,9 +59,11 @@ ConfigKey number_key(std::string path, Ref ref, double lo, double hi, std::strin
   return {std::move(path), kind, std::move(unit), std::move(doc),
           [ref, lo, hi, kind](ChipConfig& c, const YAML::Node& n) {
             const std::string text = scalar_text(n);
-            const long double v = parse_number(text, kind);
+            // Compared as the double it is stored as: "0.001" as a long double is below the
+            // double bound 0.001 and would be refused at its own documented limit.
+            const auto v = static_cast<double>(parse_number(text, kind));
             if (v < lo || v > hi) expected(kind, text);
-            ref(c) = static_cast<double>(v);
+            ref(c) = v;
           },
           [ref](const ChipConfig& c) { return nlohmann::ordered_json(ref(c)); }};
 }

@@ -156,7 +156,7 @@ std::string to_string(const Shape& shape) {
 BucketSet parse_bucket_set(const std::string& yaml, const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::Load(yaml);
+    root = load_yaml_text(yaml, path);
   } catch (const YAML::Exception& e) {
     fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed YAML: " + e.msg);
   }

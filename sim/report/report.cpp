@@ -11,6 +11,7 @@
 
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "sim/common/output_files.hpp"
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/detail.hpp"
@@ -357,22 +358,9 @@ ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, 
 const char* memory_timing(const ChipConfig& config) { return config.memory.ideal ? "ideal" : "real"; }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const fs::path tmp = target.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(fmt::format("{}: cannot write file", path));
-    f << text;
-    if (!f.flush()) throw InputError(fmt::format("{}: write failed", path));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError(fmt::format("{}: cannot write file", path));
-  }
+  OutputSet out;  // an exclusive temporary beside `path`, renamed over it (sim/common/output_files.hpp)
+  out.add(path, text);
+  out.commit();
 }
 
 }  // namespace systolic

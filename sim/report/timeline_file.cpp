@@ -148,6 +148,11 @@ void check_timeline_size(const std::vector<const Program*>& programs, const Time
 
 void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
                     const SystemResult& result, const TimelineOptions& options) {
+  write_file_atomically(path, timeline_file_bytes(path, config, programs, result, options));
+}
+
+std::string timeline_file_bytes(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
+                                const SystemResult& result, const TimelineOptions& options) {
   Output out(ends_with(path, ".gz"));
   TextSink text(out);
   json other;
@@ -161,7 +166,7 @@ void write_timeline(const std::string& path, const ChipConfig& config, const std
     other = stream_system_timeline(config, programs, result, text);
   }
   text.close(other);
-  write_file_atomically(path, out.finish());
+  return out.finish();
 }
 
 }  // namespace systolic

@@ -12,7 +12,8 @@
 
 namespace systolic {
 
-LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command) {
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command,
+                           const Budget& budget) {
   if (source.workload.empty() == source.trace.empty())
     throw InputError(command + ": give a workload (-w) or a compiled trace (-t)");
   LoadedProgram out;
@@ -24,7 +25,7 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
     out.workload.path = source.trace;
   } else {
     out.workload = load_workload(source.workload, source.shape);
-    out.program = compile(config, out.workload);
+    out.program = compile(config, out.workload, 0, budget);
   }
   return out;
 }
@@ -46,7 +47,8 @@ std::vector<const Program*> pointers(const std::vector<Program>& programs) {
 // waveform probe (--vcd).
 void run_one_chip(const RunRequest& request, RunResult& out) {
   const ChipConfig& config = request.config;
-  LoadedProgram loaded = load_program(config, request.source, request.command);
+  LoadedProgram loaded = load_program(config, request.source, request.command, request.budget);
+  check_pe_cycles(config, estimate_pe_cycles(config, loaded.program), request.budget, loaded.workload.path);
   if (request.record.timeline) check_timeline_size({&loaded.program}, request.record.timeline_options, request.record.timeline_path);
   const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
   SimResult chip = request.record.vcd.empty()
@@ -73,7 +75,14 @@ void run_system(const RunRequest& request, RunResult& out) {
     throw InputError(request.command +
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
   out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
-  out.programs = compile_system(config, out.workloads);
+  out.programs = compile_system(config, out.workloads, request.budget);
+  uint64_t pe_cycles = 0, ici_chunks = 0;  // over all chips, saturating
+  for (const Program& p : out.programs) {
+    if (__builtin_add_overflow(pe_cycles, estimate_pe_cycles(config, p), &pe_cycles)) pe_cycles = UINT64_MAX;
+    if (__builtin_add_overflow(ici_chunks, estimate_ici_chunks(config, p), &ici_chunks)) ici_chunks = UINT64_MAX;
+  }
+  check_pe_cycles(config, pe_cycles, request.budget, source.workload);
+  check_ici_chunks(config, ici_chunks, request.budget, source.workload);
   if (request.record.timeline) check_timeline_size(pointers(out.programs), request.record.timeline_options, request.record.timeline_path);
   out.result = simulate_system(config, out.programs,
                                {nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress});

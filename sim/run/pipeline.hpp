@@ -12,6 +12,7 @@
 
 #include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
+#include "sim/compile/budget.hpp"
 #include "sim/report/timeline_file.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
@@ -34,7 +35,8 @@ struct LoadedProgram {
 };
 // Throws InputError "<command>: give a workload (-w) or a compiled trace (-t)" unless exactly
 // one is given, and whatever the reader or the compiler rejects.
-LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command);
+LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source, const std::string& command,
+                           const Budget& budget = {});
 
 // What a run records beyond report.json.
 struct Recording {
@@ -51,6 +53,7 @@ struct RunRequest {
   ProgramSource source;
   Recording record;
   std::string command = "run";  // names the caller in messages
+  Budget budget;                // limits checked before the work (sim/compile/budget.hpp)
 };
 
 struct RunResult {

@@ -7,12 +7,16 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "models/common/dtype.hpp"
@@ -23,20 +27,60 @@
 
 namespace systolic::trace_detail {
 
-// Decimal or 0x-hex, all of the text; throws std::invalid_argument otherwise.
-inline uint64_t parse_unsigned(const std::string& v, const char* key = nullptr, const std::string& whole = "") {
-  size_t used = 0;
+// Decimal (no leading zero: "010" is not octal 8 nor decimal 10, it is refused) or 0x-hex, all of
+// the text, no sign, within uint64; nullopt otherwise.
+inline std::optional<uint64_t> strict_unsigned(const std::string& v) {
+  const bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+  const char* first = v.data() + (hex ? 2 : 0);
+  const char* last = v.data() + v.size();
+  if (first == last || (!hex && v.size() > 1 && v[0] == '0')) return std::nullopt;
   uint64_t x = 0;
-  try {
-    x = std::stoull(v, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty()) {
-    if (key) throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, whole));
-    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", v));
-  }
+  const auto [end, ec] = std::from_chars(first, last, x, hex ? 16 : 10);
+  if (ec != std::errc() || end != last) return std::nullopt;
   return x;
+}
+
+// strict_unsigned, or std::invalid_argument naming `key` and the whole field.
+inline uint64_t parse_unsigned(const std::string& v, const char* key = nullptr, const std::string& whole = "") {
+  if (const auto x = strict_unsigned(v)) return *x;
+  if (key) throw std::invalid_argument(fmt::format("key '{}': expected AxBxC, got '{}'", key, whole));
+  throw std::invalid_argument(fmt::format("expected a decimal or 0x-hex integer within 64 bits, got '{}'", v));
+}
+
+// Whether the product of `factors` stays within INT64_MAX (a factor 0 makes it 0).
+inline bool product_fits(const std::vector<uint64_t>& factors) {
+  uint64_t p = 1;
+  for (uint64_t f : factors) {
+    if (f == 0) return true;
+    if (__builtin_mul_overflow(p, f, &p) || p > static_cast<uint64_t>(INT64_MAX)) return false;
+  }
+  return true;
+}
+
+// Every count the simulator multiplies out must fit in 63 bits: a DMA of shape 2^32 x 2^32
+// x 1 would wrap its byte count to 0 and pass the "outside memory" check.
+inline void check_size(const Operation& op) {
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> products;
+  if (const auto* mm = std::get_if<MatmulOp>(&op)) {
+    const auto [m, k, n] = std::array{mm->m, mm->k, mm->n};
+    products.push_back({fmt::format("matmul m*k*n = {}*{}*{}", m, k, n), {uint64_t(m), uint64_t(k), uint64_t(n)}});
+  } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
+    const DmaDescriptor& d = dma->descriptor;
+    products.push_back({fmt::format("dma shape {}x{}x{} * elem {}", d.shape[0], d.shape[1], d.shape[2], d.element_bytes),
+                        {d.shape[0], d.shape[1], d.shape[2], d.element_bytes}});
+    // x4 and x2: a side's base plus its extent (three such terms) still fits in 64 bits.
+    for (const DmaEndpoint* side : {&d.src, &d.dst}) {
+      products.push_back({fmt::format("dma address {:#x} * 2", side->base), {side->base, 2}});
+      for (int k = 0; k < 3; ++k)
+        products.push_back({fmt::format("dma (shape[{}] - 1) * stride[{}] * elem", k, k),
+                            {d.shape[k] == 0 ? 0 : d.shape[k] - 1, side->stride[k], d.element_bytes, 4}});
+    }
+  } else if (const auto* vpu = std::get_if<VpuOp>(&op)) {  // x8: bytes of the widest element
+    products.push_back({fmt::format("vector rows*cols = {}*{}", vpu->rows, vpu->cols),
+                        {uint64_t(vpu->rows), uint64_t(vpu->cols), 8}});
+  }
+  for (const auto& [what, factors] : products)
+    if (!product_fits(factors)) throw std::invalid_argument(what + " overflows 63 bits");
 }
 
 // Reads one line's key=value pairs; every key must be consumed exactly once.
@@ -59,12 +103,16 @@ class Fields {
     values_.erase(it);
     return v;
   }
-  int64_t integer(const char* key, int64_t min) {
+  // An integer in [min, max]: a layer index is an int, so "layer=2147483648" is refused, not
+  // cast negative.
+  int64_t integer(const char* key, int64_t min, int64_t max = INT64_MAX) {
     const std::string v = text(key);
-    const uint64_t x = parse_unsigned(v);
-    if (v.empty() || v[0] == '-' || x > static_cast<uint64_t>(INT64_MAX) || static_cast<int64_t>(x) < min)
-      throw std::invalid_argument(fmt::format("key '{}': expected an integer >= {}, got '{}'", key, min, v));
-    return static_cast<int64_t>(x);
+    const auto x = strict_unsigned(v);
+    if (!x || *x > static_cast<uint64_t>(max) || static_cast<int64_t>(*x) < min)
+      throw std::invalid_argument(max == INT64_MAX
+                                      ? fmt::format("key '{}': expected an integer >= {}, got '{}'", key, min, v)
+                                      : fmt::format("key '{}': expected an integer in [{}, {}], got '{}'", key, min, max, v));
+    return static_cast<int64_t>(*x);
   }
   // "hbm:0x1000" or "<scratchpad>:<offset>".
   DmaEndpoint endpoint(const char* key) {
@@ -139,7 +187,11 @@ struct FieldReader {
   Fields& f;
   std::vector<std::string> keys;
   template <class T>
-  void integer(const char* key, T& v, int64_t min) { keys.emplace_back(key), v = static_cast<T>(f.integer(key, min)); }
+  void integer(const char* key, T& v, int64_t min) {
+    keys.emplace_back(key);
+    constexpr auto top = static_cast<uint64_t>(std::numeric_limits<T>::max());
+    v = static_cast<T>(f.integer(key, min, top > INT64_MAX ? INT64_MAX : static_cast<int64_t>(top)));
+  }
   void optional_integer(const char* key, int64_t& v) {
     keys.emplace_back(key);
     v = f.has(key) ? f.integer(key, 0) : 0;
@@ -183,23 +235,19 @@ struct FieldReader {
       }
       if ((parts.size() != 4 && parts.size() != 6) || parts[2].empty() || (parts[3] != "+" && parts[3] != "-")) throw bad();
       IciCopy c;
-      try {
-        size_t used = 0;
-        c.to = std::stoi(parts[0], &used);
-        if (used != parts[0].size() || c.to < 0) throw bad();
-        c.bytes = std::stoull(parts[1], &used);
-        if (used != parts[1].size() || c.bytes == 0) throw bad();
-        c.recv_sem = parts[2];
-        c.tie = parts[3] == "-" ? -1 : +1;
-        if (parts.size() == 6) {
-          c.via_hbm = true;
-          c.src_addr = std::stoull(parts[4], &used, 0);
-          if (used != parts[4].size()) throw bad();
-          c.dst_addr = std::stoull(parts[5], &used, 0);
-          if (used != parts[5].size()) throw bad();
-        }
-      } catch (const std::logic_error&) {
+      const auto to = strict_unsigned(parts[0]), bytes = strict_unsigned(parts[1]);
+      if (!to || *to > static_cast<uint64_t>(INT32_MAX) || !bytes || *bytes == 0 || *bytes > static_cast<uint64_t>(INT64_MAX))
         throw bad();
+      c.to = static_cast<int>(*to);
+      c.bytes = *bytes;
+      c.recv_sem = parts[2];
+      c.tie = parts[3] == "-" ? -1 : +1;
+      if (parts.size() == 6) {
+        const auto src = strict_unsigned(parts[4]), dst = strict_unsigned(parts[5]);
+        if (!src || !dst) throw bad();
+        c.via_hbm = true;
+        c.src_addr = *src;
+        c.dst_addr = *dst;
       }
       copies.push_back(std::move(c));
     }

@@ -195,6 +195,8 @@ class Parser {
     l.dtype = f.dtype("dtype");
     l.repeat = f.integer("repeat", 1);
     l.useful_macs = static_cast<uint64_t>(f.integer("macs", 0));
+    if (!trace_detail::product_fits({uint64_t(l.m), uint64_t(l.k), uint64_t(l.n), uint64_t(l.repeat)}))
+      fail(fmt::format("layer m*k*n*repeat = {}*{}*{}*{} overflows 63 bits", l.m, l.k, l.n, l.repeat));
     l.source = f.text("source");
     f.expect_consumed({"name", "kind", "m", "k", "n", "dtype", "repeat", "macs", "source"});
     program_.layers.push_back(l);
@@ -275,13 +277,14 @@ class Parser {
 
     Fields f(t, 1);
     Instruction instr;
-    instr.layer = static_cast<int>(f.integer("layer", 0));
+    instr.layer = static_cast<int>(f.integer("layer", 0, INT32_MAX));
     if (instr.layer >= static_cast<int>(program_.layers.size()))
       fail(fmt::format("layer {} is not declared (declare it with a 'layer' line first)", instr.layer));
     FieldReader reader{f, {"layer", "wait", "signal", "frees"}};
     instr.op = trace_detail::make_op(static_cast<size_t>(op_index));
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
     if (const auto* mm = std::get_if<MatmulOp>(&instr.op)) check_operands(*mm);
+    trace_detail::check_size(instr.op);
     if (f.has("frees")) {
       program_.regions.push_back(region(f.text("frees")));
       instr.frees = static_cast<int>(program_.regions.size()) - 1;
@@ -290,10 +293,10 @@ class Parser {
     for (const auto& w : f.all("wait")) {
       const auto ge = w.rfind(">=");
       if (ge == std::string::npos) fail(fmt::format("wait '{}': expected <semaphore>>=<count>", w));
-      const std::string count = w.substr(ge + 2);
-      if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
-        fail(fmt::format("wait '{}': expected a count after '>='", w));
-      instr.waits.push_back({semaphore_id(w.substr(0, ge)), std::stoull(count)});
+      const auto count = trace_detail::strict_unsigned(w.substr(ge + 2));
+      if (!count || w.compare(ge + 2, 2, "0x") == 0 || *count > static_cast<uint64_t>(INT64_MAX))
+        fail(fmt::format("wait '{}': expected a decimal count below 2^63 after '>='", w));
+      instr.waits.push_back({semaphore_id(w.substr(0, ge)), *count});
       wait_lines_.emplace_back(line_, instr.waits.back());
     }
     for (const auto& sig : f.all("signal")) instr.signals.push_back(semaphore_id(sig));

@@ -11,6 +11,7 @@
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "sim/common/output_files.hpp"
 #include "sim/report/report.hpp"
 #include "sim/viz/vcd_clock.hpp"
 
@@ -62,18 +63,17 @@ VcdTracer::VcdTracer(std::string path, const ChipConfig& config, const Program& 
 VcdTracer::~VcdTracer() {
   if (file_) {  // the run failed before stop(): drop the partial file
     std::error_code ec;
-    std::filesystem::remove(path_ + ".tmp.vcd", ec);
+    std::filesystem::remove(temp_, ec);
   }
 }
 
 void VcdTracer::start(const Chip& chip) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_TIMESCALE_UNIT_,
                                           sc_core::SC_DO_NOTHING);
-  const std::filesystem::path target(path_);
-  std::error_code ec;
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-  // sc_create_vcd_trace_file appends ".vcd"; write beside the target, rename in stop().
-  file_ = sc_core::sc_create_vcd_trace_file((path_ + ".tmp").c_str());
+  // sc_create_vcd_trace_file appends ".vcd" and opens the name as given; the name is a fresh
+  // temporary created exclusively beside the target (never a stale file or link), renamed in stop().
+  temp_ = create_exclusive_temp(path_, ".vcd");
+  file_ = sc_core::sc_create_vcd_trace_file(temp_.substr(0, temp_.size() - 4).c_str());
   if (!file_) throw InputError(fmt::format("{}: cannot write file", path_));
   file_->set_time_unit(1, sc_core::SC_PS);  // the kernel's tick: every time is representable
   groups_ = {{"clock", {{"SystemC.clk", 1}}}, {"engines: busy, stalled", {}}};
@@ -175,7 +175,8 @@ void VcdTracer::stop() {
   sc_core::sc_close_vcd_trace_file(file_);
   file_ = nullptr;
   std::error_code ec;
-  const std::string raw = path_ + ".tmp.vcd", retimed = path_ + ".tmp";
+  // Both temporaries are fresh names created exclusively beside the target.
+  const std::string raw = temp_, retimed = create_exclusive_temp(path_);
   try {
     const uint64_t end_ps = retime_vcd(raw, retimed, clock_mhz_);
     std::filesystem::remove(raw, ec);

@@ -56,6 +56,7 @@ class VcdTracer : public GridObserver, public RunProbe {
   };
 
   std::string path_;
+  std::string temp_;  // written during the run, renamed to path_ by stop()
   ArrayShape shape_;
   bool integer_ = true;  // every matmul is int8: integer signals, else real ones
   const Program& program_;

@@ -284,7 +284,7 @@ class Reader {
 Workload load_gemm_yaml(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = load_yaml_file(path);
   } catch (const YAML::BadFile&) {
     fail(path, 0, "cannot open workload file");
   } catch (const YAML::Exception& e) {

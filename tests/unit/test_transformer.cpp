@@ -409,7 +409,7 @@ TEST_CASE("model files: every bad input names file:line and what was expected",
   CHECK_THAT(model_error(replace_line(kBase, 8, "#")),
              StartsWith("m.yaml:1: missing key 'vocab' (required: layers, d_model, heads, vocab,"));
   CHECK(model_error(replace_line(kBase, 7, "#")) == "m.yaml:1: missing key 'd_ff' (the FFN width)");
-  CHECK(model_error(kBase + "layers: 3\n") == "m.yaml:13: duplicate key 'layers'");
+  CHECK(model_error(kBase + "layers: 3\n") == "m.yaml:13: duplicate key 'layers' (first on line 2)");
   CHECK(model_error(replace_line(kBase, 12, "positional: learned")) ==
         "m.yaml:12: key 'positional': learned positions need max_seq (the size of the position "
         "table)");

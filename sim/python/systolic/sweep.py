@@ -35,6 +35,7 @@ import types
 
 import systolic
 from systolic import pareto as _pareto
+from systolic import _safety
 from systolic._point import file_sha256, run_point
 from systolic._sweep_metrics import check_metric, expected_columns, reference_report
 
@@ -293,8 +294,7 @@ def load_spec(spec, base_dir=None):
         except OSError as e:
             raise SpecError(f"{source}: cannot open sweep spec ({e.strerror})") from None
         try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text)
+            node, data = _safety.strict_compose_load(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"{source}:{mark.line + 1}" if mark else source
@@ -325,6 +325,8 @@ def load_spec(spec, base_dir=None):
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name:
         raise lines.error("'name': expected a string", "name")
+    if _safety.check_name(name):  # it becomes out/sweeps/NAME
+        raise lines.error(f"'name': {_safety.check_name(name)}", "name")
 
     if "config" not in data:
         raise lines.error("missing 'config': the base chip config YAML, e.g. "
@@ -341,6 +343,7 @@ def load_spec(spec, base_dir=None):
     for key, value in base_set.items():
         if key in WORKLOAD_KEYS:
             _check_workload_value(key, value, lines, "set", key)
+    _safety.check_overrides(config, _split(base_set)[0], lambda message: lines.error(message, "set"))
 
     if ("workload" in data) == ("workloads" in data):
         raise lines.error("give exactly one of 'workload: FILE' or 'workloads: [FILE, ...]'")
@@ -485,9 +488,10 @@ class Point:
                 "keep_report": spec.keep_reports, "workload_opts": dict(self.workload_opts)}
 
 
-def expand(spec):
+def expand(spec, max_points=_safety.MAX_POINTS):
     """Every point of the spec, resolved: workloads x list entries x grid combinations."""
     spec = load_spec(spec)
+    _safety.check_point_count(spec, SpecError, max_points)
     keys = list(spec.grid)
     combos = [dict(zip(keys, values)) for values in itertools.product(*spec.grid.values())]
     cases = spec.cases or [{}]
@@ -756,6 +760,7 @@ def _worker_init():
     # Ctrl-C reaches the whole process group; the sweep process handles it (stops the workers
     # and keeps what finished) instead of every worker printing a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _safety.die_with_parent()
 
 
 def _pool(jobs):
@@ -927,14 +932,16 @@ def _stale_metric_failure(error):
 
 
 def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=True,
-              dry_run=False, constraints=None, pareto=None):
+              dry_run=False, constraints=None, pareto=None,
+              max_points=_safety.MAX_POINTS):
     """Runs every point of `spec` not already in OUTDIR/sweep.sqlite and returns a pandas
     DataFrame of all the spec's points (what OUTDIR/results.csv holds).
 
     spec: a spec file path, or a dict in the same form (relative paths from the current
     directory). jobs: local worker processes (default: CPU count). dask: a scheduler address
     'tcp://host:port' or a distributed.Client; runs there instead of locally.
-    retry_failed: also re-run points recorded as failed. dry_run: plan only, run nothing.
+    retry_failed: also re-run points recorded as failed. dry_run: plan only, run nothing and
+    write nothing (when OUTDIR has no database yet). max_points: refuse a larger spec.
 
     The DataFrame's .attrs carry the counts: points, skipped, ran, failed, interrupted.
     constraints: filters like 'area_mm2 <= 400'; pareto: 'tokens_per_s:max,area_mm2:min' or a
@@ -946,10 +953,13 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
         raise SpecError(f"jobs: expected a positive integer, got {jobs!r}")
     jobs = jobs or os.cpu_count() or 1
     outdir = os.fspath(outdir)
-    os.makedirs(outdir, exist_ok=True)
-    points = expand(spec)
-    lock = _OutdirLock(outdir)
-    store = Store(os.path.join(outdir, DB_NAME))
+    # A dry run with no earlier results plans in memory and writes nothing, not even OUTDIR.
+    in_memory = dry_run and not os.path.exists(os.path.join(outdir, DB_NAME))
+    if not in_memory:
+        os.makedirs(outdir, exist_ok=True)
+    points = expand(spec, max_points)
+    lock = None if in_memory else _OutdirLock(outdir)
+    store = Store(":memory:" if in_memory else os.path.join(outdir, DB_NAME))
     try:
         finished = store.finished()
         errors = store.errors()
@@ -1020,7 +1030,8 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
         return frame
     finally:
         store.close()
-        lock.close()
+        if lock is not None:
+            lock.close()
 
 
 def _frame(spec, points, store, stats, outdir=None):
@@ -1089,6 +1100,8 @@ def main(argv=None):
     parser.add_argument("--pareto", metavar="NAME:DIR,...",
                         help="Pareto front over 2-3 objectives, e.g. tokens_per_s:max,area_mm2:min "
                         "(adds a `pareto` column; the front is printed)")
+    parser.add_argument("--max-points", type=int, default=_safety.MAX_POINTS,
+                        help=f"refuse a spec of more points (default {_safety.MAX_POINTS})")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error("-j/--jobs: expected a positive integer")
@@ -1097,9 +1110,10 @@ def main(argv=None):
         outdir = args.outdir or os.path.join("out", "sweeps", spec.name)
         frame = run_sweep(spec, outdir, jobs=args.jobs, dask=args.dask,
                           retry_failed=args.retry_failed, progress=not args.quiet,
-                          dry_run=args.dry_run, constraints=args.constraint, pareto=args.pareto)
+                          dry_run=args.dry_run, constraints=args.constraint, pareto=args.pareto,
+                          max_points=args.max_points)
     except systolic.InputError as e:
-        sys.stderr.write(f"systolic: error: {e}\n")
+        sys.stderr.write(f"systolic: error: {_safety.one_line(e)}\n")
         return 2
     if frame.attrs.get("interrupted"):
         return EXIT_INTERRUPTED

@@ -267,11 +267,11 @@ ModelSpec load_model(const std::string& path) {
   if (std::filesystem::is_directory(path))
     throw InputError(path + ": is a directory, expected a model file");
   if (!std::ifstream(path)) throw InputError(path + ": cannot open model file");
-  return parse_root(path, [&] { return YAML::LoadFile(path); });
+  return parse_root(path, [&] { return load_yaml_file(path); });
 }
 
 ModelSpec parse_model(const std::string& yaml, const std::string& path) {
-  return parse_root(path, [&] { return YAML::Load(yaml); });
+  return parse_root(path, [&] { return load_yaml_text(yaml, path); });
 }
 
 }  // namespace systolic::transformer
