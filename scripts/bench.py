@@ -77,7 +77,7 @@ def main():
     case("Llama-2-7B prefill [1, 2048], 32 layers, real memory system, tpu-v4i (compile + simulate)",
          ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/models/llama2-7b.yaml", "--bucket", "1x2048",
           "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"], "< 1 s, < 200 MB")
-    case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 torus), 80 layers, ideal memory (what-if)",
+    case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 mesh), 80 layers, ideal memory (what-if)",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8", "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=17 GiB"], "< 5 s")
     case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system on every chip",

@@ -84,6 +84,15 @@ def _value(text):
         return text
 
 
+def _save(fig, outdir, name):
+    """Writes `fig` as OUTDIR/NAME (the folder made if need be), closes it; returns the path."""
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, name)
+    fig.savefig(path, dpi=110)
+    _plt().close(fig)
+    return path
+
+
 # ----------------------------------------------------------------------------- heatmaps
 
 def load_points(outdir):
@@ -211,10 +220,7 @@ def heatmap(args):
         fig.colorbar(im, ax=axes, label=label)
         fig.suptitle(textwrap.fill(f"{label}: {title}" + (f" ({where})" if where else ""), 70), fontsize=9)
         name = "heatmap_" + _slug(metric) + (f"__{_slug(where)}" if where else "") + ".png"
-        path = os.path.join(outdir, name)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(fig, outdir, name))
     return written
 
 
@@ -302,12 +308,7 @@ def pareto(args):
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    outdir = args.output or args.outdir
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "pareto.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(fig, args.output or args.outdir, "pareto.png")]
 
 
 # ----------------------------------------------------------------------------- roofline
@@ -387,12 +388,7 @@ def roofline(args):
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    outdir = args.output or os.path.dirname(os.path.abspath(args.report))
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "roofline.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(fig, args.output or os.path.dirname(os.path.abspath(args.report)), "roofline.png")]
 
 
 # ----------------------------------------------------------------------------- energy
@@ -491,11 +487,7 @@ def energy(args):
     ax.set_title(textwrap.fill(title, 70), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "energy.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(fig, outdir, "energy.png")]
 
 
 def main(argv=None):
