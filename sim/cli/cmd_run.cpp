@@ -159,16 +159,16 @@ Command add_run_command(CLI::App& app) {
       fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
                  opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
     note_replaced(earlier);
-    // Every text first (any of them may refuse), then report, CSV and timeline committed
-    // together or not at all (the VCD is renamed by the run).
+    // Report, CSV and timeline (streamed to its temporary) committed together or not at all
+    // (the VCD is renamed by the run). The CSV may refuse (a multi-chip run): before anything is
+    // created.
     const std::string csv = opts->scalesim_reports ? scalesim_compute_report(run.report) : "";
-    const std::string timeline =
-        opts->timeline.empty() ? "" : timeline_file_bytes(opts->timeline, request.config, run.programs, run.result,
-                                                           request.record.timeline_options);
     OutputSet outputs;
+    if (!opts->timeline.empty())
+      outputs.adopt(opts->timeline, write_timeline_temporary(opts->timeline, request.config, run.programs,
+                                                             run.result, request.record.timeline_options));
     outputs.add(report_path, run.report.dump(2) + "\n");
     if (opts->scalesim_reports) outputs.add(csv_path, csv);
-    if (!opts->timeline.empty()) outputs.add(opts->timeline, timeline);
     outputs.commit();
     if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
     return 0;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "models/common/error.hpp"
+#include "sim/common/output_files.hpp"
 #include "sim/report/report.hpp"
 #include "sim/report/timeline.hpp"
 
@@ -24,51 +25,65 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The file's bytes: plain text, or a gzip stream (zlib's deflate with a gzip header and no
-// time stamp, so the same timeline compresses to the same bytes).
+// Writes the file as the text comes: plain, or a gzip stream (zlib's deflate with a gzip header
+// and no time stamp, so the same timeline compresses to the same bytes). Only a megabyte of
+// text is held at a time, so a timeline never sits whole in memory.
 class Output {
  public:
-  explicit Output(bool gzip) : gzip_(gzip) {
+  Output(const std::string& temp, const std::string& target, bool gzip)
+      : target_(target), file_(std::fopen(temp.c_str(), "wb")), gzip_(gzip) {
+    if (!file_) throw InputError(fmt::format("{}: cannot write", target_));
     if (gzip_ && deflateInit2(&z_, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
       throw std::runtime_error("zlib: deflateInit2 failed");
   }
   ~Output() {
     if (gzip_) deflateEnd(&z_);
+    if (file_) std::fclose(file_);
   }
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
 
   void write(const std::string& text) {
-    if (!gzip_) {
-      bytes_ += text;
-      return;
-    }
     pending_ += text;
-    if (pending_.size() >= (1U << 20)) deflate_pending(Z_NO_FLUSH);
+    if (pending_.size() >= (1U << 20)) flush(Z_NO_FLUSH);
   }
-  std::string finish() {
-    if (gzip_) deflate_pending(Z_FINISH);
-    return std::move(bytes_);
+  void finish() {
+    flush(Z_FINISH);
+    const bool failed = std::ferror(file_) != 0;
+    if (std::fclose(file_) != 0 || failed) {
+      file_ = nullptr;
+      throw InputError(fmt::format("{}: cannot write (disk full?)", target_));
+    }
+    file_ = nullptr;
   }
 
  private:
-  void deflate_pending(int flush) {
-    z_.next_in = reinterpret_cast<Bytef*>(pending_.data());
-    z_.avail_in = static_cast<uInt>(pending_.size());
-    char chunk[1 << 16];
-    int rc = Z_OK;
-    do {
-      z_.next_out = reinterpret_cast<Bytef*>(chunk);
-      z_.avail_out = sizeof chunk;
-      rc = deflate(&z_, flush);
-      bytes_.append(chunk, sizeof chunk - z_.avail_out);
-    } while (z_.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+  void flush(int mode) {
+    if (!gzip_) {
+      put(pending_.data(), pending_.size());
+    } else {
+      z_.next_in = reinterpret_cast<Bytef*>(pending_.data());
+      z_.avail_in = static_cast<uInt>(pending_.size());
+      char chunk[1 << 16];
+      int rc = Z_OK;
+      do {
+        z_.next_out = reinterpret_cast<Bytef*>(chunk);
+        z_.avail_out = sizeof chunk;
+        rc = deflate(&z_, mode);
+        put(chunk, sizeof chunk - z_.avail_out);
+      } while (z_.avail_out == 0 || (mode == Z_FINISH && rc != Z_STREAM_END));
+    }
     pending_.clear();
   }
+  void put(const char* data, size_t n) {
+    if (n && std::fwrite(data, 1, n, file_) != n) throw InputError(fmt::format("{}: cannot write", target_));
+  }
 
+  std::string target_;
+  std::FILE* file_;
   bool gzip_;
   z_stream z_{};
-  std::string pending_, bytes_;
+  std::string pending_;
 };
 
 // Serialises each event as it comes, with the separators of json::dump().
@@ -146,27 +161,37 @@ void check_timeline_size(const std::vector<const Program*>& programs, const Time
                ends_with(path, ".gz") ? " before compression" : " (a .json.gz path is 10 to 20 times smaller)");
 }
 
-void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
-                    const SystemResult& result, const TimelineOptions& options) {
-  write_file_atomically(path, timeline_file_bytes(path, config, programs, result, options));
+std::string write_timeline_temporary(const std::string& path, const ChipConfig& config,
+                                     const std::vector<Program>& programs, const SystemResult& result,
+                                     const TimelineOptions& options) {
+  const std::string temp = create_exclusive_temp(path);
+  try {
+    Output out(temp, path, ends_with(path, ".gz"));
+    TextSink text(out);
+    json other;
+    if (options.window) {
+      WindowSink window(text, *options.window);
+      other = stream_system_timeline(config, programs, result, window);
+      window.close();
+      other["window_cycles"] = {options.window->first.value_or(0),
+                                options.window->last ? json(*options.window->last) : json(nullptr)};
+    } else {
+      other = stream_system_timeline(config, programs, result, text);
+    }
+    text.close(other);
+    out.finish();
+  } catch (...) {
+    std::remove(temp.c_str());
+    throw;
+  }
+  return temp;
 }
 
-std::string timeline_file_bytes(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
-                                const SystemResult& result, const TimelineOptions& options) {
-  Output out(ends_with(path, ".gz"));
-  TextSink text(out);
-  json other;
-  if (options.window) {
-    WindowSink window(text, *options.window);
-    other = stream_system_timeline(config, programs, result, window);
-    window.close();
-    other["window_cycles"] = {options.window->first.value_or(0),
-                              options.window->last ? json(*options.window->last) : json(nullptr)};
-  } else {
-    other = stream_system_timeline(config, programs, result, text);
-  }
-  text.close(other);
-  return out.finish();
+void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
+                    const SystemResult& result, const TimelineOptions& options) {
+  OutputSet file;
+  file.adopt(path, write_timeline_temporary(path, config, programs, result, options));
+  file.commit();
 }
 
 }  // namespace systolic

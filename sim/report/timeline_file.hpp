@@ -33,10 +33,12 @@ uint64_t estimate_timeline_bytes(const std::vector<const Program*>& programs);
 void check_timeline_size(const std::vector<const Program*>& programs, const TimelineOptions& options,
                          const std::string& path);
 
-// The file's bytes (gzip when `path` ends in .gz), for an OutputSet that commits the run's
-// outputs together.
-std::string timeline_file_bytes(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
-                                const SystemResult& result, const TimelineOptions& options);
+// Streams the timeline into a temporary created exclusively beside `path` (gzip when `path`
+// ends in .gz) and returns the temporary's name, for an OutputSet to adopt and commit with the
+// run's other outputs; removes it and rethrows if writing fails.
+std::string write_timeline_temporary(const std::string& path, const ChipConfig& config,
+                                     const std::vector<Program>& programs, const SystemResult& result,
+                                     const TimelineOptions& options);
 void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
                     const SystemResult& result, const TimelineOptions& options);
 
