@@ -194,14 +194,6 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, e
                                 path(timeline), path(vcd)))
 
 
-# pack()'s serving keywords and the `systolic pack` flag each one is (docs/python.md).
-PACK_SERVING_FLAGS = {"scheduler": "--scheduler", "chunk_tokens": "--chunk-tokens", "slo_ttft_s": "--slo-ttft",
-                      "slo_tbt_s": "--slo-tbt", "replicas": "--replicas", "router": "--router",
-                      "rate_scale": "--rate-scale", "poisson_qps": "--poisson",
-                      "poisson_requests": "--poisson-requests", "seed": "--seed", "tp": "--tp",
-                      "prefill_chips": "--prefill-chips", "decode_chips": "--decode-chips"}
-
-
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,
          overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False,
          scheduler="continuous", chunk_tokens=None, slo_ttft_s=None, slo_tbt_s=None, replicas=None,
@@ -209,7 +201,7 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
          prefill_chips=None, decode_chips=None):
     """Replays a request log through one or more bucket sets on `config` and serves it through a
     scheduler, as `systolic pack -m MODEL --requests LOG --buckets B ...` does; every keyword is
-    the flag of PACK_SERVING_FLAGS (None: the flag not given). The Result's to_dict() equals the
+    one of its flags (docs/python.md has the table; None: the flag not given). The Result's to_dict() equals the
     CLI's report.json; .buckets is a DataFrame of the first set's per-shape rows.
 
     scheduler: one name, or several (a list, or names separated by commas, as --scheduler): then
