@@ -136,3 +136,25 @@ def test_python_pack_takes_the_cli_serving_flags(tmp_path):
     assert both[0].to_dict()["policy"]["poisson_qps"] == 100
     with pytest.raises(systolic.InputError, match="--replicas 0: expected a number of replicas"):
         systolic.pack(config, MODEL, LOG, BUCKETS, replicas=0)
+
+
+def test_the_shipped_serving_spec_loads_and_expands():
+    # traces/sweeps/serving.yaml (docs/sweeps.md): 3 schedulers x 2 rates x 2 replica counts.
+    study = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "serving.yaml")
+    points = systolic.sweep.expand(study)
+    assert len(points) == 12 and len({p.hash for p in points}) == 12
+    assert [o.column for o in study.objectives] == ["goodput_rps", "chips"]
+    assert points[0].workload_opts["poisson_requests"] == 300
+
+
+def test_tp_between_one_and_the_chip_count_carves_slices(tmp_path):
+    # A 2x4 system of the toy chip: --tp 2 is four replicas of 2 chips; 3 chips tile no 2x4.
+    common = ["pack", "-c", TINY, "--set", "ici.topology=torus2d", "--set", "ici.dims=2x4", "-m", MODEL,
+              "--requests", LOG, "--buckets", BUCKETS]
+    run_cli(*common, "--tp", "2", "-o", tmp_path / "tp2", "-q")
+    serving = json.loads((tmp_path / "tp2" / "report.json").read_text())["serving"]
+    assert (serving["tp"], serving["replicas"], serving["chips"]) == (2, 4, 8)
+    assert serving["requests"]["served"] == 4
+    proc = run_cli(*common, "--tp", "3", "-o", tmp_path / "tp3", check=False)
+    assert proc.returncode == 2 and "one of 1, 2, 4, 8" in proc.stderr
+    assert not (tmp_path / "tp3").exists()
