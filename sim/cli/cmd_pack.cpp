@@ -118,8 +118,8 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
   cmd->add_option(
       "--tp", r.tp,
-      "Chips per replica on a multi-chip config: 1 (default) or its chip count (the model sharded, "
-      "as run --tp)");
+      "Chips per replica on a multi-chip config: 1 (default), its chip count, or any count whose slice "
+      "tiles its dims (the model sharded over the slice, as run --tp)");
   cmd->add_option("--prefill-chips", r.prefill_chips, "disaggregated: chips of the prefill pool (default 1)");
   cmd->add_option("--decode-chips", r.decode_chips, "disaggregated: chips of the decode pool (default 1)");
 }

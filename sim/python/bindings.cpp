@@ -13,6 +13,7 @@
 #include <optional>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -23,8 +24,12 @@
 #include "sim/config/config.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/pipeline.hpp"
+#include "sim/packing/bin_packer.hpp"
+#include "sim/serving/compare.hpp"
 #include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/scheduler.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/workload/workload.hpp"
@@ -270,6 +275,31 @@ void bind_run(py::module_& m) {
      "files. The GIL is released meanwhile. Raises InputError on bad input, with the message the CLI prints.");
 }
 
+// The serving flags of `systolic pack` (--scheduler ... --decode-chips), from pack()'s keywords
+// as systolic/__init__.py passes them: {name: value}, None for a flag not given. Every value is
+// checked by prepare_serving, with the message the CLI prints.
+void apply_serving_options(PackRequest& r, const py::dict& o) {
+  auto take = [&](const char* key, auto& field) {
+    if (o.contains(key) && !o[key].is_none()) field = o[key].cast<std::remove_reference_t<decltype(field)>>();
+  };
+  auto take_optional = [&](const char* key, auto& field) {
+    if (o.contains(key) && !o[key].is_none()) field = o[key].cast<typename std::remove_reference_t<decltype(field)>::value_type>();
+  };
+  take("scheduler", r.scheduler);
+  take("chunk_tokens", r.chunk_tokens);
+  take("router", r.router);
+  take("seed", r.seed);
+  take("tp", r.tp);
+  take_optional("slo_ttft_s", r.slo_ttft_s);
+  take_optional("slo_tbt_s", r.slo_tbt_s);
+  take_optional("replicas", r.replicas);
+  take_optional("rate_scale", r.rate_scale);
+  take_optional("poisson_qps", r.poisson_qps);
+  take_optional("poisson_requests", r.poisson_requests);
+  take_optional("prefill_chips", r.prefill_chips);
+  take_optional("decode_chips", r.decode_chips);
+}
+
 // load_config, compile, pack, result_from_json: what the CLI commands do besides run.
 void bind_commands(py::module_& m) {
   m.def("load_config", &load, py::arg("path"), py::arg("overrides") = py::none(),
@@ -293,18 +323,45 @@ void bind_commands(py::module_& m) {
   m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,
                    const std::vector<std::string>& buckets, const std::string& packer, double window_ms,
                    const std::string& overflow, bool compile_new_shapes, double compile_stall_s,
-                   bool skip_bad_lines) {
+                   bool skip_bad_lines, const py::dict& serving) {
     PackRequest r{model, requests, buckets, packer, window_ms, overflow, compile_new_shapes, compile_stall_s,
                   skip_bad_lines};
-    ResultHandle out;
+    apply_serving_options(r, serving);
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(sim_mutex());
-    out.report = pack_report(config.config, r).report;
+    const std::vector<std::string> schedulers = scheduler_list(r.scheduler);
+    std::vector<ResultHandle> out;
+    if (schedulers.size() == 1) {
+      out.push_back(ResultHandle{pack_report(config.config, r).report});
+    } else {
+      for (PackOutput& v : pack_compare(config.config, r, schedulers)) out.push_back(ResultHandle{std::move(v.report)});
+    }
     return out;
   }, py::arg("config"), py::arg("model"), py::arg("requests"), py::arg("buckets"),
      py::arg("packer") = "first-fit-decreasing", py::arg("window_ms") = 0.0, py::arg("overflow") = "reject",
      py::arg("compile_new_shapes") = false, py::arg("compile_stall_s") = 30.0, py::arg("skip_bad_lines") = false,
-     "Replays a request log through bucket sets, as `systolic pack` does.");
+     py::arg("serving") = py::dict(),
+     "Replays a request log through bucket sets, as `systolic pack` does: one Result per scheduler of "
+     "serving['scheduler'] (names separated by commas, as --scheduler).");
+
+  // The sweep checks a spec's names before any point runs (systolic/serving_sweep.py).
+  m.def("check_pack_name", [](const std::string& kind, const std::string& name, const std::string& what) {
+    if (kind == "scheduler") {
+      serving::schedulers().get(name, what);
+    } else if (kind == "router") {
+      serving::routers().get(name, what);
+    } else if (kind == "packer") {
+      return packing::packer_name(name, what);
+    } else if (kind == "overflow") {
+      if (!packing::kOverflowNames.parse(name))
+        throw InputError(what + " '" + name + "': expected one of " + packing::kOverflowNames.choices());
+    } else {
+      throw InputError("check_pack_name: kind '" + kind + "': expected scheduler, router, packer or overflow");
+    }
+    return name;
+  }, py::arg("kind"), py::arg("name"), py::arg("what"),
+     "The registered name of a scheduler, router, packer or overflow policy; InputError '<what> ...: "
+     "expected one of ... (did you mean ...)' for an unknown one.");
 
   m.def("result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
         py::arg("text"), "A Result from report.json text (e.g. a saved report).");

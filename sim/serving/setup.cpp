@@ -1,9 +1,13 @@
 #include "sim/serving/setup.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <optional>
+#include <vector>
 
 #include "models/common/error.hpp"
 #include "sim/compile/capacity.hpp"
@@ -16,9 +20,25 @@
 namespace systolic {
 namespace {
 
-// A replica is tp chips of `config`: every chip (tp 1) or the whole system (tp = its chip
-// count), the only degrees the sharding supports (sim/workload/transformer/shard.hpp). With
-// tp 1 on a multi-chip config, a replica is the config's chip alone (no ICI).
+// The dims of a slice of `tp` chips that tiles `dims` (each of its axes divides the system's),
+// or nothing when none does. Per prime factor, taking as much of tp as each axis holds from the
+// last axis on (gcd) fails only when no tiling exists; a 2x4 gives [1, 2], [1, 4] and [2, 4].
+std::optional<std::vector<int64_t>> slice_dims(const std::vector<int64_t>& dims, int64_t tp) {
+  std::vector<int64_t> slice(dims.size(), 1);
+  int64_t left = tp;
+  for (size_t i = dims.size(); i-- > 0;) {
+    slice[i] = std::gcd(left, dims[i]);
+    left /= slice[i];
+  }
+  if (left != 1) return std::nullopt;
+  return slice;
+}
+
+// A replica is tp chips of `config`: one chip (tp 1, its ici removed), the whole system (tp =
+// its chip count), or a slice of it between the two, as a TPU pod is carved into slices: the
+// same topology kind on dims that tile the system's (slice_dims). A slice axis shorter than
+// the system's has no wraparound link (the chips at its ends are not neighbours), so a slice
+// keeps ici.wraparound only when every axis it spans is whole.
 ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
   const int64_t chips = config.ici.chips();
   if (chips == 1 && tp != 1)
@@ -26,16 +46,25 @@ ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
         fmt::format("--tp {}: {} is a single chip (ici.topology: none): expected --tp 1 (a replica "
                     "of several chips needs a multi-chip config)",
                     tp, config.source));
-  if (tp != 1 && tp != chips)
+  const auto slice = tp >= 1 && tp <= chips ? slice_dims(config.ici.dims, tp) : std::nullopt;
+  if (!slice) {
+    std::vector<int64_t> degrees;
+    for (int64_t d = 1; d <= chips; ++d)
+      if (slice_dims(config.ici.dims, d)) degrees.push_back(d);
     throw InputError(
-        fmt::format("--tp {}: expected 1 (each chip a replica) or {}, the chip count of {} (a replica "
-                    "shards the model over every chip of the system, as run --tp does)",
-                    tp, chips, config.source));
-  if (tp == chips) return config;
-  ChipConfig one = config;
-  one.ici.topology = IciTopologyKind::none;
-  one.ici.dims.clear();
-  return one;
+        fmt::format("--tp {}: expected a number of chips whose slice tiles the {} chips of {} ({}): one of {}",
+                    tp, chips, config.source, dims_text(config.ici.dims), fmt::join(degrees, ", ")));
+  }
+  ChipConfig replica = config;
+  if (tp == 1) {
+    replica.ici.topology = IciTopologyKind::none;
+    replica.ici.dims.clear();
+    return replica;
+  }
+  for (size_t i = 0; i < slice->size(); ++i)
+    if ((*slice)[i] > 1 && (*slice)[i] != config.ici.dims[i]) replica.ici.wraparound = false;
+  replica.ici.dims = *slice;
+  return replica;
 }
 
 // disaggregated's pools (1 + 1 chips unless given): each pool chip is tp chips of the config.

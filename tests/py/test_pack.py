@@ -155,7 +155,7 @@ def test_kv_budget_is_the_replicas_after_sharding(systolic_bin, four_chips):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (FOUR_CHIPS + ["--tp", "2"], "--tp 2: expected 1 (each chip a replica) or 4, the chip count of"),
+    (FOUR_CHIPS + ["--tp", "3"], "--tp 3: expected a number of chips whose slice tiles the 4 chips of"),
     (FOUR_CHIPS + ["--replicas", "2"], "--replicas 2: " + str(V4I) + " has 4 chips, 1 per replica (--tp 1): "
                                        "expected 4 or no --replicas"),
     (["--tp", "2"], f"--tp 2: {V4I} is a single chip (ici.topology: none): expected --tp 1"),

@@ -15,6 +15,7 @@ another interpreter fails at import with one sentence saying which to use.
 """
 
 import importlib.util as _importlib_util
+import operator as _operator
 import os as _os
 import sys as _sys
 
@@ -194,15 +195,39 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, e
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,
-         overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False):
-    """Replays a request log through one or more bucket sets on `config`, as `systolic pack
-    -m MODEL --requests LOG --buckets B ...` does. The Result's to_dict() equals the CLI's
-    report.json; .buckets is a DataFrame of the first set's per-shape rows."""
+         overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False,
+         scheduler="continuous", chunk_tokens=None, slo_ttft_s=None, slo_tbt_s=None, replicas=None,
+         router="round-robin", rate_scale=None, poisson_qps=None, poisson_requests=None, seed=1, tp=1,
+         prefill_chips=None, decode_chips=None):
+    """Replays a request log through one or more bucket sets on `config` and serves it through a
+    scheduler, as `systolic pack -m MODEL --requests LOG --buckets B ...` does; every keyword is
+    one of its flags (docs/python.md has the table; None: the flag not given). The Result's to_dict() equals the
+    CLI's report.json; .buckets is a DataFrame of the first set's per-shape rows.
+
+    scheduler: one name, or several (a list, or names separated by commas, as --scheduler): then
+    a list of Results, one per scheduler in that order, as `pack --scheduler a,b` writes
+    <outdir>/<scheduler>/report.json."""
     if isinstance(buckets, (str, _os.PathLike)):
         buckets = [buckets]
-    return Result(_systolic.pack(_as_config(config), _os.fspath(model), _os.fspath(requests),
-                                 [_os.fspath(b) for b in buckets], packer, float(window_ms), overflow,
-                                 bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines)))
+    names = scheduler if isinstance(scheduler, str) else ",".join(scheduler)
+    def whole(v):  # an integer (numpy's too); 2.0 is not a count of replicas
+        return None if v is None else _operator.index(v)
+
+    def real(v):
+        return None if v is None else float(v)
+
+    if whole(seed) < 0:  # --seed is unsigned
+        raise InputError(f"--seed {seed}: expected a non-negative integer")
+    serving = {"scheduler": names, "chunk_tokens": whole(chunk_tokens), "slo_ttft_s": real(slo_ttft_s),
+               "slo_tbt_s": real(slo_tbt_s), "replicas": whole(replicas), "router": router,
+               "rate_scale": real(rate_scale), "poisson_qps": real(poisson_qps),
+               "poisson_requests": whole(poisson_requests), "seed": whole(seed), "tp": whole(tp),
+               "prefill_chips": whole(prefill_chips), "decode_chips": whole(decode_chips)}
+    results = [Result(r) for r in _systolic.pack(
+        _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packer,
+        float(window_ms), overflow, bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines),
+        serving)]
+    return results[0] if isinstance(scheduler, str) and "," not in scheduler else results
 
 
 def compile(config, workload, output=None, bucket=None, phase="prefill",  # noqa: A001

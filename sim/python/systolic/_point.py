@@ -85,9 +85,13 @@ def run_point(task):
                 raise systolic.InputError(
                     f"{task['config']}: config file differs on this worker from the one the "
                     f"sweep was planned with")
-            res = systolic.run(config, workload=task["workload"], **task.get("workload_opts", {}))
-            report = res.to_dict()
-            result["metrics"] = extract_metrics(report, task["metrics"])
+            if "pack" in task:  # a serving replay (systolic.serving_sweep)
+                from systolic.serving_sweep import run_pack
+                res, report, result["metrics"] = run_pack(task, config)
+            else:
+                res = systolic.run(config, workload=task["workload"], **task.get("workload_opts", {}))
+                report = res.to_dict()
+                result["metrics"] = extract_metrics(report, task["metrics"])
             result["generator"] = report.get("generator")
             if task.get("keep_report"):
                 result["report"] = res.to_json(-1)

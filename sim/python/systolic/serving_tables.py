@@ -49,13 +49,32 @@ def bucket_frame(reports, labels=None):
     return pd.DataFrame(rows, columns=columns)
 
 
-# The serving summary of a replay (report.json replays[i].serving), as comparison.csv has it.
-SERVING_NUMBERS = {"served": ("requests", "served"), "truncated": ("requests", "truncated"),
-                   "rejected": ("requests", "rejected"), "ttft_p50_s": ("latency_s", "ttft", "p50"),
-                   "ttft_p99_s": ("latency_s", "ttft", "p99"), "tbt_p99_s": ("latency_s", "tbt_mean", "p99"),
-                   "e2e_p99_s": ("latency_s", "e2e", "p99"), "busy_s": ("throughput", "busy_s"),
+# The serving summary of a replay (report.json replays[i].serving), as comparison.csv has it,
+# and what a serving sweep's results columns are (systolic.serving_sweep).
+SERVING_NUMBERS = {"chips": ("chips",), "served": ("requests", "served"), "truncated": ("requests", "truncated"),
+                   "rejected": ("requests", "rejected"), "offered_rps": ("load", "offered_rps"),
+                   "ttft_p50_s": ("latency_s", "ttft", "p50"), "ttft_p99_s": ("latency_s", "ttft", "p99"),
+                   "tbt_p50_s": ("latency_s", "tbt_mean", "p50"), "tbt_p99_s": ("latency_s", "tbt_mean", "p99"),
+                   "e2e_p50_s": ("latency_s", "e2e", "p50"), "e2e_p99_s": ("latency_s", "e2e", "p99"),
+                   "makespan_s": ("throughput", "makespan_s"), "busy_s": ("throughput", "busy_s"),
                    "tokens_per_s": ("throughput", "tokens_per_s"), "pad_fraction": ("throughput", "pad_fraction"),
                    "slo_attainment": ("slo", "attainment"), "goodput_rps": ("slo", "goodput_rps")}
+# The static-shape tax of a replay (report.json replays[i].tax) against the dynamic baseline.
+TAX_NUMBERS = {"tax_time": "time", "tax_energy": "energy"}
+
+
+def serving_numbers(replay):
+    """{name: value} of SERVING_NUMBERS and TAX_NUMBERS of one replay; None where a value does
+    not exist (no SLO given, no TBT)."""
+    row = {}
+    for name, path in SERVING_NUMBERS.items():
+        value = replay["serving"]
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        row[name] = value
+    for name, key in TAX_NUMBERS.items():
+        row[name] = replay["tax"][key]
+    return row
 
 
 def serving_frame(reports, labels=None):
@@ -71,11 +90,6 @@ def serving_frame(reports, labels=None):
         for replay in _report(source)["replays"]:
             row = {"label": labels[i] if labels else i, "scheduler": replay["serving"]["scheduler"],
                    "bucket_set": replay["bucket_set"]}
-            for name, path in SERVING_NUMBERS.items():
-                value = replay["serving"]
-                for key in path:
-                    value = value.get(key) if isinstance(value, dict) else None
-                row[name] = float("nan") if value is None else value
-            row["tax_time"], row["tax_energy"] = replay["tax"]["time"], replay["tax"]["energy"]
+            row.update({k: float("nan") if v is None else v for k, v in serving_numbers(replay).items()})
             rows.append(row)
     return pd.DataFrame(rows)

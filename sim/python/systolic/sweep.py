@@ -36,6 +36,7 @@ import types
 import systolic
 from systolic import pareto as _pareto
 from systolic import _safety
+from systolic import serving_sweep as _serving
 from systolic._point import file_sha256, run_point
 from systolic._sweep_metrics import check_metric, expected_columns, reference_report
 
@@ -74,6 +75,7 @@ SPEC_KEYS = {
     "phase": "prefill (default) or decode, for transformer model workloads",
     "constraints": "filters on the results, e.g. ['area_mm2 <= 400', 'power_w <= 175']",
     "pareto": "two or three objectives NAME:max|min, e.g. [tokens_per_s:max, area_mm2:min]",
+    "pack": "serve a request log at every point, as `systolic pack` (model, requests, buckets, ...)",
 }
 
 # Keys of how a workload is instantiated (systolic.run's arguments, `systolic run`'s flags):
@@ -114,6 +116,13 @@ class Spec:
         self.constraints = kw.get("constraints", [])    # pareto.Constraint
         self.objectives = kw.get("objectives", [])      # pareto.Objective
         self.columns = kw.get("columns", [])            # the results' columns, known up front
+        self.pack = kw.get("pack")  # a serving sweep's fixed replay keys ({} or more), else None
+
+    @property
+    def point_keys(self):
+        """The keys that say how a point's workload runs, beside config keys: a serving
+        replay's (serving_sweep.PACK_KEYS) or a model's shape (WORKLOAD_KEYS)."""
+        return _serving.PACK_KEYS if self.pack is not None else WORKLOAD_KEYS
 
     @property
     def swept_keys(self):
@@ -128,7 +137,7 @@ class Spec:
                 "grid": self.grid, "list": self.cases, "metrics": self.metrics,
                 "keep_reports": self.keep_reports, "bucket": self.bucket, "phase": self.phase,
                 "constraints": [c.text for c in self.constraints],
-                "pareto": [o.text for o in self.objectives]}
+                "pareto": [o.text for o in self.objectives], "pack": self.pack}
 
 
 class _Lines:
@@ -202,10 +211,17 @@ def _flat_keys(d, prefix=""):
     return keys
 
 
-def _check_keys(keys, known, base_config, lines, *path):
+def _check_keys(keys, known, base_config, lines, *path, pack_spec=False):
     for key in keys:
-        if key in known or key in WORKLOAD_KEYS:
+        misplaced = _serving.misplaced_key(key, pack_spec, WORKLOAD_KEYS)
+        if misplaced:
+            raise lines.error(misplaced, *path, key)
+        point_keys = _serving.PACK_KEYS if pack_spec else WORKLOAD_KEYS
+        if key in known or key in point_keys:
             continue
+        close = difflib.get_close_matches(key, list(point_keys), n=1, cutoff=0.8)
+        if close:  # a misspelt workload or replay key (schedulr)
+            raise lines.error(f"unknown key '{key}' (did you mean '{close[0]}'?)", *path, key)
         try:  # the simulator's own message, with its "did you mean"
             systolic.load_config(base_config, [f"{key}=0"])
             message = f"unknown config key '{key}'"
@@ -231,10 +247,20 @@ def _value_kind(v):
     return "boolean" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else "string"
 
 
-def _split(overrides):
+def _split(overrides, point_keys=WORKLOAD_KEYS):
     """(config overrides, workload keys) of a {key: value} map."""
-    return ({k: v for k, v in overrides.items() if k not in WORKLOAD_KEYS},
-            {k: v for k, v in overrides.items() if k in WORKLOAD_KEYS})
+    return ({k: v for k, v in overrides.items() if k not in point_keys},
+            {k: v for k, v in overrides.items() if k in point_keys})
+
+
+def _point_value_checker(pack_spec, base_dir):
+    """check(key, value, lines, *path) of a workload key's value in this kind of spec."""
+    def check(key, value, lines, *path):
+        if pack_spec:
+            _serving.check_value(key, value, base_dir, lambda message: lines.error(message, *path))
+        else:
+            _check_workload_value(key, value, lines, *path)
+    return check
 
 
 def size_column(key):
@@ -337,17 +363,27 @@ def load_spec(spec, base_dir=None):
     except systolic.InputError as e:
         raise lines.error(f"'config': {e}", "config") from None
     known = set(_flat_keys(base.to_dict()))
+    pack_spec = "pack" in data
+    point_keys = _serving.PACK_KEYS if pack_spec else WORKLOAD_KEYS
+    check_point_value = _point_value_checker(pack_spec, base_dir)
+    pack = _serving.check_section(data["pack"], base_dir, lines) if pack_spec else None
 
     base_set = _flat_overrides(data.get("set") or {}, lines, "set")
-    _check_keys(base_set, known, config, lines, "set")
+    _check_keys(base_set, known, config, lines, "set", pack_spec=pack_spec)
     for key, value in base_set.items():
-        if key in WORKLOAD_KEYS:
-            _check_workload_value(key, value, lines, "set", key)
-    _safety.check_overrides(config, _split(base_set)[0], lambda message: lines.error(message, "set"))
+        if key in point_keys:
+            check_point_value(key, value, lines, "set", key)
+    _safety.check_overrides(config, _split(base_set, point_keys)[0], lambda message: lines.error(message, "set"))
 
-    if ("workload" in data) == ("workloads" in data):
+    if pack_spec:
+        for key in ("workload", "workloads", "bucket", "phase"):
+            if key in data:
+                raise lines.error(f"'{key}': a serving sweep ('pack:') serves the model of 'pack: model:' "
+                                  f"through the shapes of its bucket set; it takes no '{key}'", key)
+        workloads = []  # the models: after the grid, which may sweep them
+    elif ("workload" in data) == ("workloads" in data):
         raise lines.error("give exactly one of 'workload: FILE' or 'workloads: [FILE, ...]'")
-    if "workload" in data:
+    elif "workload" in data:
         written = [data["workload"]]
         wl_paths = [path_of(data["workload"], "workload")]
     else:
@@ -355,7 +391,8 @@ def load_spec(spec, base_dir=None):
         if not isinstance(written, list) or not written:
             raise lines.error("'workloads': expected a non-empty list of files", "workloads")
         wl_paths = [path_of(w, "workloads", i) for i, w in enumerate(written)]
-    workloads = [(os.path.normpath(w), p) for w, p in zip(written, wl_paths)]
+    if not pack_spec:
+        workloads = [(os.path.normpath(w), p) for w, p in zip(written, wl_paths)]
 
     grid = {}
     raw_grid = data.get("grid") or {}
@@ -378,11 +415,11 @@ def load_spec(spec, base_dir=None):
         if len(kinds) > 1:
             raise lines.error(f"grid '{key}': mixed types ({' and '.join(k + 's' for k in kinds)}): write every value "
                               f"the same way, e.g. all sizes as '16 MiB' or all as bytes", "grid", key)
-        if key in WORKLOAD_KEYS:
+        if key in point_keys:
             for v in values:
-                _check_workload_value(key, v, lines, "grid", key)
+                check_point_value(key, v, lines, "grid", key)
         grid[str(key)] = values
-    _check_keys(grid, known, config, lines, "grid")
+    _check_keys(grid, known, config, lines, "grid", pack_spec=pack_spec)
 
     cases = []
     raw_list = data.get("list") or []
@@ -390,47 +427,37 @@ def load_spec(spec, base_dir=None):
         raise lines.error("'list': expected a list of {key: value} maps", "list")
     for i, case in enumerate(raw_list):
         flat = _flat_overrides(case, lines, "list", i)
-        _check_keys(flat, known, config, lines, "list", i)
+        _check_keys(flat, known, config, lines, "list", i, pack_spec=pack_spec)
         for key in flat:
             if key in grid:
                 raise lines.error(f"'{key}' is swept by both 'grid' and 'list' entry {i + 1}",
                                   "list", i)
-            if key in WORKLOAD_KEYS:
-                _check_workload_value(key, flat[key], lines, "list", i)
+            if key in point_keys:
+                check_point_value(key, flat[key], lines, "list", i)
+            if key == "model" and pack_spec:
+                raise lines.error("'model': sweep models with grid: {model: [A.yaml, B.yaml]} or 'pack: "
+                                  "model:'; a list entry cannot change it", "list", i)
         cases.append(flat)
+    if pack_spec:
+        _serving.check_required(pack, base_set, grid, cases, lines)
+        models = grid.pop("model", None) or [base_set.pop("model", None) or pack.pop("model")]
+        pack.pop("model", None)
+        workloads = [(os.path.normpath(m), _serving.resolve_path(base_dir, m)) for m in models]
 
-    metrics = data.get("metrics", DEFAULT_METRICS)
+    metrics = data.get("metrics", _serving.PACK_METRICS if pack_spec else DEFAULT_METRICS)
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics or not all(
             isinstance(m, str) and m for m in metrics):
         raise lines.error("'metrics': expected a list of dotted report paths, e.g. "
                           "[totals.cycles, totals.utilization]", "metrics")
-    # A typo of a known section stops the sweep now; other names are checked against each
-    # point's report (reports gain sections), where a missing one fails the point.
-    roots = ("totals", "config", "workload", "system", "chips", "energy_pj", "collectives", "links",
-             "memory_timing", "buckets", "generator", "schema_version")
-    for i, m in enumerate(metrics):
-        root = m.split(".")[0]
-        if root in _MOVED_TO_CHIPS:
-            raise lines.error(f"metric '{m}': report schema 2 moved '{root}' into each chip: "
-                              f"expected 'chips.0.{m}' (docs/report.md)", "metrics", i)
-        close = difflib.get_close_matches(root, roots, n=1, cutoff=0.75)
-        if root not in roots and close:
-            raise lines.error(f"metric '{m}': report.json has no section '{root}' "
-                              f"(did you mean '{close[0]}'?)", "metrics", i)
-
-    config_set, workload_set = _split(base_set)
-    try:
-        reference = reference_report(config, config_set)
-    except systolic.InputError as e:
-        raise lines.error(f"'set': {e}", "set") from None
-    for i, m in enumerate(metrics):
-        problem = check_metric(reference, m)
-        if problem:
-            raise lines.error(problem, "metrics", i)
-    swept = list(grid) + [k for case in cases for k in case if k not in grid]
-    columns = _results_columns(list(dict.fromkeys(swept)), expected_columns(reference, metrics))
+    swept = list(dict.fromkeys(list(grid) + [k for case in cases for k in case if k not in grid]))
+    config_set, workload_set = _split(base_set, point_keys)
+    if pack_spec:
+        _serving.check_metrics(metrics, lines)
+        columns = _results_columns(swept, list(metrics))
+    else:
+        columns = _run_metric_columns(metrics, config, config_set, swept, lines)
     constraints, objectives = _check_results_filters(data, lines, columns)
 
     keep = data.get("keep_reports", False)
@@ -446,11 +473,40 @@ def load_spec(spec, base_dir=None):
     for key, value in (("bucket", bucket), ("phase", phase if "phase" in data else None)):
         if value is not None:
             workload_set.setdefault(key, value)
+    if pack_spec:  # the `pack:` section's keys, then `set`'s, for every point
+        workload_set = {**pack, **workload_set}
 
     return Spec(name=name, source=source, base_dir=base_dir, config=config, set=config_set,
                 workloads=workloads, grid=grid, cases=cases, metrics=list(metrics),
                 keep_reports=keep, bucket=bucket, phase=phase, workload_set=workload_set,
-                constraints=constraints, objectives=objectives, columns=columns)
+                constraints=constraints, objectives=objectives, columns=columns, pack=pack)
+
+
+def _run_metric_columns(metrics, config, config_set, swept, lines):
+    """The results columns of a run sweep: its metrics checked against a reference report."""
+    # A typo of a known section stops the sweep now; other names are checked against each
+    # point's report (reports gain sections), where a missing one fails the point.
+    roots = ("totals", "config", "workload", "system", "chips", "energy_pj", "collectives", "links",
+             "memory_timing", "buckets", "generator", "schema_version")
+    for i, m in enumerate(metrics):
+        root = m.split(".")[0]
+        if root in _MOVED_TO_CHIPS:
+            raise lines.error(f"metric '{m}': report schema 2 moved '{root}' into each chip: "
+                              f"expected 'chips.0.{m}' (docs/report.md)", "metrics", i)
+        close = difflib.get_close_matches(root, roots, n=1, cutoff=0.75)
+        if root not in roots and close:
+            raise lines.error(f"metric '{m}': report.json has no section '{root}' "
+                              f"(did you mean '{close[0]}'?)", "metrics", i)
+
+    try:
+        reference = reference_report(config, config_set)
+    except systolic.InputError as e:
+        raise lines.error(f"'set': {e}", "set") from None
+    for i, m in enumerate(metrics):
+        problem = check_metric(reference, m)
+        if problem:
+            raise lines.error(problem, "metrics", i)
+    return _results_columns(swept, expected_columns(reference, metrics))
 
 
 # ----------------------------------------------------------------------------- points
@@ -477,15 +533,21 @@ class Point:
         self.overrides = overrides            # set + swept: everything applied to the config
         self.workload_opts = workload_opts or {}  # bucket, phase, tp, dtypes: systolic.run's
         self.config = None                    # resolved config dict, or None
+        self.pack_files = {}                  # a serving point's log and bucket set: {key: sha256}
         self.error = None                     # why it could not be resolved
         self.hash = None
 
     def task(self, spec):
-        return {"hash": self.hash, "config": spec.config,
+        task = {"hash": self.hash, "config": spec.config,
                 "overrides": {k: v for k, v in self.overrides.items()},
                 "resolved_config": self.config, "workload": self.workload_path,
                 "workload_sha256": self.workload_sha256, "metrics": spec.metrics,
                 "keep_report": spec.keep_reports, "workload_opts": dict(self.workload_opts)}
+        if spec.pack is not None:  # a serving replay: systolic.pack's keywords, files absolute
+            task["pack"] = {k: _serving.resolve_path(spec.base_dir, v) if k in self.pack_files else v
+                            for k, v in self.workload_opts.items()}
+            task["pack_sha256"] = {k: sha for k, sha in self.pack_files.items()}
+        return task
 
 
 def expand(spec, max_points=_safety.MAX_POINTS):
@@ -495,19 +557,27 @@ def expand(spec, max_points=_safety.MAX_POINTS):
     keys = list(spec.grid)
     combos = [dict(zip(keys, values)) for values in itertools.product(*spec.grid.values())]
     cases = spec.cases or [{}]
-    points = []
+    points, shas = [], {}
     for written, path in spec.workloads:
         sha = file_sha256(path)
         for case in cases:
             for combo in combos or [{}]:
                 swept = {**case, **combo}
-                config_swept, workload_swept = _split(swept)
+                config_swept, workload_swept = _split(swept, spec.point_keys)
                 opts = {**spec.workload_set, **workload_swept}
                 p = Point(len(points), written, path, sha, swept, {**spec.set, **config_swept}, opts)
+                if spec.pack is not None:  # the log and bucket set are part of the point's key
+                    for key in ("requests", "buckets"):
+                        full = _serving.resolve_path(spec.base_dir, opts[key])
+                        if full not in shas:
+                            shas[full] = file_sha256(full)
+                        p.pack_files[key] = shas[full]
                 try:
                     p.config = systolic.load_config(spec.config, p.overrides).to_dict()
-                    # A model at a shape (and its tp, dtypes) is another workload than the file.
-                    shape = "@" + canonical_json(opts) if opts else ""
+                    # A model at a shape (and its tp, dtypes) is another workload than the file;
+                    # a serving replay's files count by their content.
+                    shape = "@" + canonical_json({**opts, **{f"{k}_sha256": v for k, v in p.pack_files.items()}}) \
+                        if opts else ""
                     p.hash = point_hash(p.config, written + shape, sha)
                 except systolic.InputError as e:
                     # Unresolvable (e.g. a value out of range): recorded as a failed point, keyed
@@ -641,13 +711,14 @@ def _resolved(config, key):
     return node
 
 
-def swept_values(point, swept):
+def swept_values(point, swept, point_keys=WORKLOAD_KEYS):
     """{column: value} of a point's swept keys: the resolved config value (so '16 MiB' is the
-    number 16777216 and axes sort numerically), with a MiB column beside every size."""
+    number 16777216 and axes sort numerically), with a MiB column beside every size; a
+    workload key (`point_keys`) as given."""
     out = {}
     for k in swept:
         v = point.swept.get(k)
-        if k not in WORKLOAD_KEYS and point.config is not None and v is not None:
+        if k not in point_keys and point.config is not None and v is not None:
             resolved = _resolved(point.config, k)
             v = resolved if resolved is not None else v
         out[k] = v
@@ -672,7 +743,7 @@ def results_table(spec, points, store):
     for p in points:
         r = done.get(p.hash)
         row = {"point": p.index, "hash": p.hash, "workload": p.workload}
-        row.update(swept_values(p, swept))
+        row.update(swept_values(p, swept, spec.point_keys))
         if r is None:
             row.update(status="pending")
         else:
@@ -1040,7 +1111,9 @@ def _frame(spec, points, store, stats, outdir=None):
     import pandas as pd
 
     cols, rows = results_table(spec, points, store)
-    groups = ["workload"] + [k for k in spec.swept_keys if k in WORKLOAD_KEYS]
+    # One front per workload and shape, or per model and offered traffic (serving_sweep).
+    front_keys = _serving.FRONT_GROUPS if spec.pack is not None else WORKLOAD_KEYS
+    groups = ["workload"] + [k for k in spec.swept_keys if k in front_keys]
     cols, rows = _pareto.annotate(cols, rows, spec.constraints, spec.objectives, groups)
     if outdir is not None:
         write_csv(os.path.join(outdir, CSV_NAME), cols, rows)
