@@ -38,7 +38,7 @@ def test_a_link_at_a_temporary_name_is_never_followed(tmp_path, systolic_bin):
     assert victim.read_text() == "keep me\n"
     assert (out / "report.json").read_text().startswith("{")
     assert (out / "w.vcd").read_text().startswith("$")
-    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.json.tmp", "w.vcd", "w.vcd.tmp.vcd"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.json.tmp", "w.gtkw", "w.vcd", "w.vcd.tmp.vcd"]
 
 
 def test_outputs_are_committed_together_and_checked_before_the_run(tmp_path, systolic_bin):
