@@ -1,0 +1,42 @@
+"""Absurd-but-valid inputs from issue #20 that used to end in `internal error` (exit 1:
+std::bad_alloc, max_size()) or a hang: each is now refused before any work with exit 2, the
+estimate or the bound, and no output (docs/reliability.md, "Limits"). The budgets refuse from
+closed-form estimates, so each case ends in well under a second; the subprocess timeout in
+run_cli only guards against a return of the hang."""
+import pytest
+
+from conftest import REPO, run_cli
+
+TINY = REPO / "configs" / "tiny-4x4.yaml"
+V5E8 = REPO / "configs" / "tpu-v5e-8.yaml"
+TINY_LM = (REPO / "tests" / "py" / "data" / "tiny-lm.yaml").read_text()
+
+# A GEMM repeated 10^12 times: 128x128 int8 weights x 10^12 = 16,384,000 GB, far past HBM.
+REPEAT_1E12 = "name: r\ngemms:\n  - {name: g, m: 128, k: 128, n: 128, repeat: 1000000000000}\n"
+
+CASES = {
+    # On one chip the HBM capacity check sees the weights first (128*128 B * 10^12).
+    "repeat 1e12, one chip": (TINY, REPEAT_1E12, [], "16384000000032768 B"),
+    # On 8 chips: one weight tile per repeat per chip at least, 2 instructions each, 8 chips:
+    # 10^12 * 2 * 8 = 1.6 x 10^13 instructions.
+    "repeat 1e12, eight chips": (V5E8, REPEAT_1E12, [],
+                                 "compiles to at least 16000000000000 instructions"),
+    # A 16M-token bucket (issue: std::bad_alloc) of a model whose max_seq allows it.
+    "16M-token bucket": (TINY, TINY_LM.replace("max_seq: 64", "max_seq: 16777216"),
+                         ["--bucket", "1x16777216"], "more than --max-instructions 4000000"),
+    # A 1M-layer model is outside the documented range of 'layers'.
+    "1M layers": (TINY, TINY_LM.replace("layers: 1", "layers: 1048576"), ["--bucket", "1x8"],
+                  "key 'layers': expected an integer in [1, 65536]"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_absurd_input_is_refused_before_the_work(tmp_path, systolic_bin, name):
+    config, workload_text, args, expected = CASES[name]
+    workload = tmp_path / "w.yaml"
+    workload.write_text(workload_text)
+    proc = run_cli("run", "-c", config, "-w", workload, *args, "-o", tmp_path / "o", "-q", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert expected in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
