@@ -107,6 +107,62 @@ std::vector<std::string> existing(const std::vector<std::string>& paths) {
 void note_replaced(const std::vector<std::string>& paths) {
   for (const auto& path : paths) fmt::print(stderr, "note: replacing {} from an earlier run\n", path);
 }
+// The request the options describe: config, workload or trace, budgets and what to record.
+RunRequest run_request(const RunOptions& o) {
+  RunRequest request{load_config(o.config, o.overrides), o.source, {}, "run", o.budget};
+  request.record.timeline = !o.timeline.empty();
+  request.record.timeline_path = o.timeline;
+  if (!o.timeline_window.empty()) {
+    if (o.timeline.empty()) throw InputError("--timeline-window: give --timeline PATH too");
+    request.record.timeline_options.window = parse_cycle_range(o.timeline_window, "--timeline-window");
+  }
+  request.record.timeline_options.limit_bytes = static_cast<uint64_t>(o.timeline_limit_mib * (1 << 20));
+  request.record.vcd = o.vcd;
+  return request;
+}
+
+std::string report_path_of(const RunOptions& o) { return (std::filesystem::path(o.outdir) / "report.json").string(); }
+std::string csv_path_of(const RunOptions& o) { return (std::filesystem::path(o.outdir) / "COMPUTE_REPORT.csv").string(); }
+
+// Every file the run will write, in the order `wrote:` lists them.
+std::vector<std::string> outputs_of(const RunOptions& o) {
+  std::vector<std::string> written = {report_path_of(o)};
+  if (!o.timeline.empty()) written.push_back(o.timeline);
+  if (!o.vcd.empty()) written.insert(written.end(), {o.vcd, gtkw_path(o.vcd)});
+  if (o.scalesim_reports) written.push_back(csv_path_of(o));
+  return written;
+}
+
+// Report, CSV and timeline (streamed to its temporary) committed together or not at all (the
+// VCD is renamed by the run). The CSV may refuse (a multi-chip run): before anything is created.
+void write_outputs(const RunOptions& o, const RunRequest& request, const RunResult& run) {
+  const std::string csv = o.scalesim_reports ? scalesim_compute_report(run.report) : "";
+  OutputSet outputs;
+  if (!o.timeline.empty())
+    outputs.adopt(o.timeline, write_timeline_temporary(o.timeline, request.config, run.programs, run.result,
+                                                       request.record.timeline_options));
+  outputs.add(report_path_of(o), run.report.dump(2) + "\n");
+  if (o.scalesim_reports) outputs.add(csv_path_of(o), csv);
+  outputs.commit();
+}
+
+int run_command(const RunOptions& o) {
+  RunRequest request = run_request(o);
+  const std::vector<std::string> written = outputs_of(o);
+  for (const auto& path : written) check_writable(path);  // before the run, not after it
+  const std::vector<std::string> earlier = existing(written);
+  auto progress = std::make_unique<ProgressLine>(o.progress);
+  if (o.vcd.empty()) request.record.progress = progress->callback();
+  const RunResult run = systolic::run(request);
+  progress.reset();  // ends the progress line before anything else is printed
+  if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
+    fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
+               o.source.trace, run.trace->memory_ideal, request.config.memory.ideal);
+  note_replaced(earlier);
+  write_outputs(o, request, run);
+  if (!o.quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
+  return 0;
+}
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -133,46 +189,7 @@ Command add_run_command(CLI::App& app) {
                 "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
   add_sharding_options(cmd, opts->source.shape);
   add_budget_options(cmd, opts->budget);
-  return {cmd, [opts]() {
-    RunRequest request{load_config(opts->config, opts->overrides), opts->source, {}, "run", opts->budget};
-    request.record.timeline = !opts->timeline.empty();
-    request.record.timeline_path = opts->timeline;
-    if (!opts->timeline_window.empty()) {
-      if (opts->timeline.empty()) throw InputError("--timeline-window: give --timeline PATH too");
-      request.record.timeline_options.window = parse_cycle_range(opts->timeline_window, "--timeline-window");
-    }
-    request.record.timeline_options.limit_bytes = static_cast<uint64_t>(opts->timeline_limit_mib * (1 << 20));
-    request.record.vcd = opts->vcd;
-    const std::string report_path = (std::filesystem::path(opts->outdir) / "report.json").string();
-    std::vector<std::string> written = {report_path};
-    if (!opts->timeline.empty()) written.push_back(opts->timeline);
-    if (!opts->vcd.empty()) written.insert(written.end(), {opts->vcd, gtkw_path(opts->vcd)});
-    const std::string csv_path = (std::filesystem::path(opts->outdir) / "COMPUTE_REPORT.csv").string();
-    if (opts->scalesim_reports) written.push_back(csv_path);
-    for (const auto& path : written) check_writable(path);  // before the run, not after it
-    const std::vector<std::string> earlier = existing(written);
-    auto progress = std::make_unique<ProgressLine>(opts->progress);
-    if (opts->vcd.empty()) request.record.progress = progress->callback();
-    const RunResult run = systolic::run(request);
-    progress.reset();  // ends the progress line before anything else is printed
-    if (run.trace && run.trace->memory_ideal != request.config.memory.ideal)
-      fmt::print(stderr, "note: {} was compiled with memory.ideal={} and is timed with memory.ideal={}\n",
-                 opts->source.trace, run.trace->memory_ideal, request.config.memory.ideal);
-    note_replaced(earlier);
-    // Report, CSV and timeline (streamed to its temporary) committed together or not at all
-    // (the VCD is renamed by the run). The CSV may refuse (a multi-chip run): before anything is
-    // created.
-    const std::string csv = opts->scalesim_reports ? scalesim_compute_report(run.report) : "";
-    OutputSet outputs;
-    if (!opts->timeline.empty())
-      outputs.adopt(opts->timeline, write_timeline_temporary(opts->timeline, request.config, run.programs,
-                                                             run.result, request.record.timeline_options));
-    outputs.add(report_path, run.report.dump(2) + "\n");
-    if (opts->scalesim_reports) outputs.add(csv_path, csv);
-    outputs.commit();
-    if (!opts->quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
-    return 0;
-  }};
+  return {cmd, [opts]() { return run_command(*opts); }};
 }
 
 }  // namespace systolic::cli
