@@ -61,7 +61,7 @@ class Reader {
         fail(path_, line,
              fmt::format("unknown key '{}'{}; allowed: name, prefill, decode", key,
                          did_you_mean(key, kKeys)));
-      if (!seen.insert(key).second) fail(path_, line, fmt::format("duplicate key '{}'", key));
+      seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_text)
       if (key == "name") {
         if (!entry.second.IsScalar() || entry.second.Scalar().empty())
           fail(path_, yaml_line(entry.second, line),

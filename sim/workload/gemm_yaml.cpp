@@ -90,11 +90,11 @@ class Reader {
            fmt::format("unknown key '{}'{}{}; allowed: {}", key, where, did_you_mean(key, allowed),
                        choices));
     }
-    if (!seen.insert(key).second) fail(path_, line, fmt::format("duplicate key '{}'{}", key, where));
+    seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_file)
   }
 
   // Calls read(key, line, value) for every key of the list entry `g` (at `line`), after
-  // rejecting unknown and duplicate keys; then fails on the first of `required` it lacks.
+  // rejecting unknown keys; then fails on the first of `required` it lacks.
   // `what` names the entry in messages ("GEMM", "vector", "collective").
   template <typename Read>
   void read_entry(const YAML::Node& g, int64_t line, const char* what, const std::vector<std::string>& allowed,

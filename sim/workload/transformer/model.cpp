@@ -110,7 +110,7 @@ class Reader {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       fail_line(line, fmt::format("unknown key '{}'{}{}; allowed: {}", key, where,
                                   did_you_mean(key, allowed), join(allowed)));
-    if (!seen.insert(key).second) fail_line(line, fmt::format("duplicate key '{}'{}", key, where));
+    seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_file)
   }
 
   std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
