@@ -1,6 +1,7 @@
 #include "models/mxu/dataflow.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -24,12 +25,12 @@ Folds Dataflow::folds(ArrayShape a, MatmulShape s) const {
 }
 
 uint64_t Dataflow::cycles(ArrayShape a, Convention c, MatmulShape s) const {
-  return checked_mul(step_cycles(a, c, s), static_cast<uint64_t>(a.rate.cycles));
+  return checked_mul(functions_.step_cycles(*this, a, c, s), static_cast<uint64_t>(a.rate.cycles));
 }
 
-uint64_t Dataflow::held_operand_step_cycles(ArrayShape a, Convention c, MatmulShape s) const {
-  const Folds f = folds(a, s);
-  return held_operand_cycles(a, c, checked_mul(f.row_folds, f.col_folds), dim_of(s, mapping().streamed));
+uint64_t held_operand_step_cycles(const Dataflow& d, ArrayShape a, Convention c, MatmulShape s) {
+  const Folds f = d.folds(a, s);
+  return held_operand_cycles(a, c, checked_mul(f.row_folds, f.col_folds), dim_of(s, d.mapping().streamed));
 }
 
 OperandTraffic Dataflow::traffic(ArrayShape a, MatmulShape s) const {
@@ -67,6 +68,21 @@ uint64_t run_stretched(ArrayShape a, GridObserver* observer, const std::function
   if (stretch == 1 || observer == nullptr) return checked_mul(run(observer), stretch);
   StretchedObserver stretched(*observer, stretch);
   return checked_mul(run(&stretched), stretch);
+}
+
+uint64_t Dataflow::run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
+                            Matrix<int32_t>& C, GridObserver* observer) const {
+  return run_stretched(a, observer, [&](GridObserver* o) { return functions_.grid_int8(a, c, A, B, C, o); });
+}
+
+uint64_t Dataflow::run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
+                            Matrix<float>& C, GridObserver* observer) const {
+  return run_stretched(a, observer, [&](GridObserver* o) { return functions_.grid_float(a, c, A, B, C, o); });
+}
+
+Registry<Dataflow>::Entry dataflow_entry(DataflowInfo info, DataflowFunctions functions) {
+  return {std::string(info.name), static_cast<int>(info.kind), std::string(info.description),
+          std::make_shared<const Dataflow>(info, functions)};
 }
 
 std::vector<const Dataflow*> dataflows() {

@@ -1,9 +1,9 @@
 #pragma once
 // How a GEMM [M,K] x [K,N] is laid onto an R x C systolic array: which operand stays in the
 // PEs, which dimensions map onto rows and columns, and which one streams through. One
-// implementation per dataflow lives in models/mxu/dataflow/<name>.cpp and registers itself
-// (Registration<Dataflow>, models/common/registry.hpp); everything else reaches them through
-// dataflow_of() / dataflows().
+// implementation per dataflow lives in models/mxu/dataflow/<name>.cpp: its exact grid and its
+// closed form, registered with their mapping (Registration<Dataflow> of dataflow_entry(),
+// models/common/registry.hpp); everything else reaches them through dataflow_of() / dataflows().
 // docs/mxu.md derives each one's cycles, folds and SRAM reads.
 //
 //   ws  weight-stationary  rows <- K, cols <- N, M streams   (B held, A streamed)
@@ -12,7 +12,6 @@
 // (SCALE-Sim v2's mappings: scalesim/compute/systolic_compute_{ws,os,is}.py, set_params.)
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,10 +50,25 @@ struct DataflowInfo {
   DataflowMapping mapping;
 };
 
+class Dataflow;
+
+// The exact grid for one operand type: C (M x N) = A (M x K) * B (K x N) stepped once a cycle
+// on the PE grid; returns the steps, which equal the closed form's.
+template <class In, class Out>
+using GridFunction = uint64_t (*)(ArrayShape, Convention, const Matrix<In>&, const Matrix<In>&, Matrix<Out>&,
+                                  GridObserver*);
+
+// What a dataflow's file provides beside its mapping: the closed form of a pipeline that steps
+// every cycle (Dataflow::cycles applies a.rate.cycles) and the exact grid for each operand type.
+struct DataflowFunctions {
+  uint64_t (*step_cycles)(const Dataflow&, ArrayShape, Convention, MatmulShape);
+  GridFunction<int8_t, int32_t> grid_int8;
+  GridFunction<float, float> grid_float;
+};
+
 class Dataflow {
  public:
-  explicit Dataflow(DataflowInfo info) : info_(info) {}
-  virtual ~Dataflow() = default;
+  Dataflow(DataflowInfo info, DataflowFunctions functions) : info_(info), functions_(functions) {}
   DataflowKind kind() const { return info_.kind; }
   std::string_view name() const { return info_.name; }
   std::string_view description() const { return info_.description; }
@@ -74,42 +88,21 @@ class Dataflow {
   // written once per pass and read back on every pass but the first (docs/mxu.md, "Traffic").
   OperandTraffic traffic(ArrayShape a, MatmulShape s) const;
 
-  // The `exact` model: C (M x N) = A (M x K) * B (K x N) stepped cycle by cycle on the PE
-  // grid; returns the cycle count, which equals cycles().
-  virtual uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
-                            Matrix<int32_t>& C, GridObserver* observer) const = 0;
-  virtual uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
-                            Matrix<float>& C, GridObserver* observer) const = 0;
-
- protected:
-  // The closed form of a pipeline that steps every cycle (a.rate.cycles is applied by cycles()).
-  virtual uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const = 0;
-  // step_cycles of a dataflow that holds an operand (ws, is): held_operand_cycles over all
-  // folds, the streamed dimension flowing through each.
-  uint64_t held_operand_step_cycles(ArrayShape a, Convention c, MatmulShape s) const;
+  // The `exact` model: the grid of the operand type, each step lasting a.rate.cycles; returns
+  // the cycle count, which equals cycles().
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B, Matrix<int32_t>& C,
+                    GridObserver* observer) const;
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B, Matrix<float>& C,
+                    GridObserver* observer) const;
 
  private:
   DataflowInfo info_;
+  DataflowFunctions functions_;
 };
 
-// A type at one product every a.rate.cycles cycles: `run` (the grid stepping once a cycle)
-// stretched so that each step, and each state the observer sees, lasts that many cycles.
-uint64_t run_stretched(ArrayShape a, GridObserver* observer, const std::function<uint64_t(GridObserver*)>& run);
-
-// Implements both run_grid overloads with Impl::step_grid, a template over the operand type.
-template <class Impl>
-class GridDataflow : public Dataflow {
- public:
-  using Dataflow::Dataflow;
-  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
-                    Matrix<int32_t>& C, GridObserver* observer) const final {
-    return run_stretched(a, observer, [&](GridObserver* o) { return Impl::step_grid(a, c, A, B, C, o); });
-  }
-  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
-                    Matrix<float>& C, GridObserver* observer) const final {
-    return run_stretched(a, observer, [&](GridObserver* o) { return Impl::step_grid(a, c, A, B, C, o); });
-  }
-};
+// The closed form of a dataflow that holds an operand (ws, is): held_operand_cycles over all
+// folds, the streamed dimension flowing through each.
+uint64_t held_operand_step_cycles(const Dataflow& d, ArrayShape a, Convention c, MatmulShape s);
 
 // Every registered dataflow, in DataflowKind order (independent of static-initialiser order).
 std::vector<const Dataflow*> dataflows();
@@ -117,11 +110,7 @@ const Dataflow& dataflow_of(DataflowKind kind);
 const Dataflow* find_dataflow(std::string_view name);  // nullptr when unknown
 std::string dataflow_choices();                         // "ws, os, is"
 
-// The registry entry of dataflow `d`: its name and description, ranked by its kind.
-template <class D>
-Registry<Dataflow>::Entry dataflow_entry(D d) {
-  return {std::string(d.name()), static_cast<int>(d.kind()), std::string(d.description()),
-          std::make_shared<const D>(std::move(d))};
-}
+// The registry entry of a dataflow: its name and description, ranked by its kind.
+Registry<Dataflow>::Entry dataflow_entry(DataflowInfo info, DataflowFunctions functions);
 
 }  // namespace systolic

@@ -32,25 +32,10 @@ uint64_t run_transposed(ArrayShape a, Convention c, const Matrix<In>& A, const M
   return cycles;
 }
 
-class InputStationary : public GridDataflow<InputStationary> {
- public:
-  InputStationary()
-      : GridDataflow({DataflowKind::is, "is",
-                     "input-stationary: A (K on rows, M on columns) held, B's N columns streamed",
-                     {GemmDim::k, GemmDim::m, GemmDim::n}}) {}
-
-  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return held_operand_step_cycles(a, c, s);
-  }
-
-  template <class In, class Out>
-  static uint64_t step_grid(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In>& B, Matrix<Out>& C,
-                            GridObserver* observer) {
-    return run_transposed(a, c, A, B, C, observer);
-  }
-};
-
-const Registration<Dataflow> registration{dataflow_entry(InputStationary{})};
+const Registration<Dataflow> registration{dataflow_entry(
+    {DataflowKind::is, "is", "input-stationary: A (K on rows, M on columns) held, B's N columns streamed",
+     {GemmDim::k, GemmDim::m, GemmDim::n}},
+    {held_operand_step_cycles, run_transposed<int8_t, int32_t>, run_transposed<float, float>})};
 
 }  // namespace
 }  // namespace systolic

@@ -181,27 +181,16 @@ uint64_t run_os(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In
   return OsGrid<In>(a, c, A, B, observer).run(C);
 }
 
-class OutputStationary : public GridDataflow<OutputStationary> {
- public:
-  OutputStationary()
-      : GridDataflow({DataflowKind::os, "os",
-                     "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
-                     {GemmDim::m, GemmDim::n, GemmDim::k}}) {}
+// With `products` of K a cycle, each PE takes ceil(K / products) steps over its output.
+uint64_t os_step_cycles(const Dataflow& d, ArrayShape a, Convention c, MatmulShape s) {
+  const Folds f = d.folds(a, s);
+  return streamed_output_cycles(a, c, checked_mul(f.row_folds, f.col_folds), ceil_div(s.k, a.rate.products));
+}
 
-  // With `products` of K a cycle, each PE takes ceil(K / products) steps over its output.
-  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return streamed_output_cycles(a, c, checked_mul(folds(a, s).row_folds, folds(a, s).col_folds),
-                                  ceil_div(s.k, a.rate.products));
-  }
-
-  template <class In, class Out>
-  static uint64_t step_grid(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In>& B, Matrix<Out>& C,
-                            GridObserver* observer) {
-    return run_os(a, c, A, B, C, observer);
-  }
-};
-
-const Registration<Dataflow> registration{dataflow_entry(OutputStationary{})};
+const Registration<Dataflow> registration{dataflow_entry(
+    {DataflowKind::os, "os", "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
+     {GemmDim::m, GemmDim::n, GemmDim::k}},
+    {os_step_cycles, run_os<int8_t, int32_t>, run_os<float, float>})};
 
 }  // namespace
 }  // namespace systolic

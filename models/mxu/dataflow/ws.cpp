@@ -335,25 +335,10 @@ uint64_t grid::run_weight_stationary(ArrayShape shape, Convention convention, co
 
 namespace {
 
-class WeightStationary : public GridDataflow<WeightStationary> {
- public:
-  WeightStationary()
-      : GridDataflow({DataflowKind::ws, "ws",
-                     "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
-                     {GemmDim::k, GemmDim::n, GemmDim::m}}) {}
-
-  uint64_t step_cycles(ArrayShape a, Convention c, MatmulShape s) const override {
-    return held_operand_step_cycles(a, c, s);
-  }
-
-  template <class In, class Out>
-  static uint64_t step_grid(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In>& B, Matrix<Out>& C,
-                            GridObserver* observer) {
-    return grid::run_weight_stationary(a, c, A, B, C, observer);
-  }
-};
-
-const Registration<Dataflow> registration{dataflow_entry(WeightStationary{})};
+const Registration<Dataflow> registration{dataflow_entry(
+    {DataflowKind::ws, "ws", "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
+     {GemmDim::k, GemmDim::n, GemmDim::m}},
+    {held_operand_step_cycles, grid::run_weight_stationary, grid::run_weight_stationary})};
 
 }  // namespace
 }  // namespace systolic
