@@ -90,10 +90,10 @@ class Dataflow {
 
   // The `exact` model: the grid of the operand type, each step lasting a.rate.cycles; returns
   // the cycle count, which equals cycles().
-  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B, Matrix<int32_t>& C,
-                    GridObserver* observer) const;
-  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B, Matrix<float>& C,
-                    GridObserver* observer) const;
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<int8_t>& A, const Matrix<int8_t>& B,
+                    Matrix<int32_t>& C, GridObserver* observer) const;
+  uint64_t run_grid(ArrayShape a, Convention c, const Matrix<float>& A, const Matrix<float>& B,
+                    Matrix<float>& C, GridObserver* observer) const;
 
  private:
   DataflowInfo info_;

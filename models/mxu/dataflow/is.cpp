@@ -33,7 +33,9 @@ uint64_t run_transposed(ArrayShape a, Convention c, const Matrix<In>& A, const M
 }
 
 const Registration<Dataflow> registration{dataflow_entry(
-    {DataflowKind::is, "is", "input-stationary: A (K on rows, M on columns) held, B's N columns streamed",
+    {DataflowKind::is,
+     "is",
+     "input-stationary: A (K on rows, M on columns) held, B's N columns streamed",
      {GemmDim::k, GemmDim::m, GemmDim::n}},
     {held_operand_step_cycles, run_transposed<int8_t, int32_t>, run_transposed<float, float>})};
 

@@ -187,10 +187,12 @@ uint64_t os_step_cycles(const Dataflow& d, ArrayShape a, Convention c, MatmulSha
   return streamed_output_cycles(a, c, checked_mul(f.row_folds, f.col_folds), ceil_div(s.k, a.rate.products));
 }
 
-const Registration<Dataflow> registration{dataflow_entry(
-    {DataflowKind::os, "os", "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
-     {GemmDim::m, GemmDim::n, GemmDim::k}},
-    {os_step_cycles, run_os<int8_t, int32_t>, run_os<float, float>})};
+const Registration<Dataflow> registration{
+    dataflow_entry({DataflowKind::os,
+                    "os",
+                    "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
+                    {GemmDim::m, GemmDim::n, GemmDim::k}},
+                   {os_step_cycles, run_os<int8_t, int32_t>, run_os<float, float>})};
 
 }  // namespace
 }  // namespace systolic

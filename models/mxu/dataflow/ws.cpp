@@ -335,10 +335,12 @@ uint64_t grid::run_weight_stationary(ArrayShape shape, Convention convention, co
 
 namespace {
 
-const Registration<Dataflow> registration{dataflow_entry(
-    {DataflowKind::ws, "ws", "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
-     {GemmDim::k, GemmDim::n, GemmDim::m}},
-    {held_operand_step_cycles, grid::run_weight_stationary, grid::run_weight_stationary})};
+const Registration<Dataflow> registration{
+    dataflow_entry({DataflowKind::ws,
+                    "ws",
+                    "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
+                    {GemmDim::k, GemmDim::n, GemmDim::m}},
+                   {held_operand_step_cycles, grid::run_weight_stationary, grid::run_weight_stationary})};
 
 }  // namespace
 }  // namespace systolic
