@@ -10,8 +10,9 @@ export SC_COPYRIGHT_MESSAGE=DISABLE
 DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config time
   libsystemc-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev catch2 zlib1g-dev libinih-dev libcsv-dev libhowardhinnant-date-dev
+  protobuf-compiler libprotobuf-dev
   pybind11-dev python3-dev python3-pytest python3-numpy python3-pandas python3-matplotlib
-  python3-distributed python3-yaml python3-onnx python3-tqdm
+  python3-distributed python3-yaml python3-onnx python3-tqdm python3-protobuf
   chromium gtkwave
 )
 

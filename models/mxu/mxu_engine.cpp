@@ -4,6 +4,15 @@
 
 namespace systolic {
 
+MatmulSramBytes matmul_sram_bytes(const Dataflow& dataflow, ArrayShape shape, const MatmulOp& op) {
+  // How often each operand passes between the scratchpads and the array depends on the
+  // dataflow (models/mxu/dataflow/*.cpp); partial sums are 32 bits in the accumulators.
+  const OperandTraffic e = dataflow.traffic(shape, {op.m, op.k, op.n});
+  // Each operand at the width it is stored in (mixed precision: docs/precision.md).
+  return {{dtype_storage_bytes(op.a(), e.a_read), dtype_storage_bytes(op.b(), e.b_read), e.acc_read * 4},
+          {0, 0, e.acc_written * 4}};
+}
+
 MxuEngine::MxuEngine(const sc_core::sc_module_name& name, int index, InstructionStream stream,
                      SemaphoreBank& semaphores, std::unique_ptr<MxuCore> core, uint64_t seed)
     : Engine(name, {EngineKind::mxu, index}, std::move(stream), semaphores),
@@ -26,18 +35,12 @@ void MxuEngine::execute(const Instruction& instruction) {
   macs_issued_ += macs;
   macs_by_dtype_[static_cast<size_t>(op.dtype)] += macs;
   if (!scratchpads_.empty()) {
-    // How often each operand passes between the scratchpads and the array depends on the
-    // dataflow (models/mxu/dataflow/*.cpp); partial sums are 32 bits in the accumulators.
-    const OperandTraffic e = dataflow_->traffic(setup_.for_type(op.dtype), {op.m, op.k, op.n});
-    // Each operand at the width it is stored in (mixed precision: docs/precision.md).
-    const std::array<uint64_t, 3> read = {dtype_storage_bytes(op.a(), e.a_read), dtype_storage_bytes(op.b(), e.b_read),
-                                          e.acc_read * 4};
-    const std::array<uint64_t, 3> written = {0, 0, e.acc_written * 4};
+    const MatmulSramBytes bytes = matmul_sram_bytes(*dataflow_, setup_.for_type(op.dtype), op);
     for (size_t i = 0; i < 3; ++i) {
-      scratchpads_[i]->count_read(read[i]);
-      scratchpads_[i]->count_write(written[i]);
-      sram_read_[i] += read[i];
-      sram_written_[i] += written[i];
+      scratchpads_[i]->count_read(bytes.read[i]);
+      scratchpads_[i]->count_write(bytes.written[i]);
+      sram_read_[i] += bytes.read[i];
+      sram_written_[i] += bytes.written[i];
     }
   }
   // A waveform observer steps the grid in simulated time (it waits one cycle per grid cycle);

@@ -11,6 +11,15 @@
 
 namespace systolic {
 
+// The operand bytes one matmul moves between the array and each scratchpad (indexed by
+// ScratchpadId: A from vmem, B from weights, partial sums read from and written to the
+// accumulators), on an array of `shape` (at the op's compute type) with dataflow `dataflow`.
+// The engine counts these; the report attributes them to layers (sim/report/operands.hpp).
+struct MatmulSramBytes {
+  std::array<uint64_t, 3> read{}, written{};
+};
+MatmulSramBytes matmul_sram_bytes(const Dataflow& dataflow, ArrayShape shape, const MatmulOp& op);
+
 class MxuEngine : public Engine {
  public:
   MxuEngine(const sc_core::sc_module_name& name, int index, InstructionStream stream,

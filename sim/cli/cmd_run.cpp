@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "models/common/error.hpp"
+#include "sim/chakra/chakra_et.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/common/input_text.hpp"
@@ -45,7 +46,8 @@ struct RunOptions {
   std::string timeline;  // trace-event JSON (sim/report/timeline_file.hpp), gzip for .json.gz
   std::string timeline_window;
   double timeline_limit_mib = 1024;
-  bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
+  bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv etc. (sim/report/scalesim_csv.hpp)
+  std::string chakra;             // DIR/<workload>.<chip>.et (sim/chakra/chakra_et.hpp)
   bool progress = false;          // a progress line even when stderr is not a terminal
   Budget budget;
 };
@@ -122,33 +124,51 @@ RunRequest run_request(const RunOptions& o) {
 }
 
 std::string report_path_of(const RunOptions& o) { return (std::filesystem::path(o.outdir) / "report.json").string(); }
-std::string csv_path_of(const RunOptions& o) { return (std::filesystem::path(o.outdir) / "COMPUTE_REPORT.csv").string(); }
+std::string csv_path_of(const RunOptions& o, const std::string& name) {
+  return (std::filesystem::path(o.outdir) / name).string();
+}
+constexpr const char* kScalesimReports[] = {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv",
+                                            "DETAILED_ACCESS_REPORT.csv"};
+
+// The Chakra files' prefix: the workload's (or trace's) file stem, in --chakra's folder.
+std::string chakra_prefix(const RunOptions& o) {
+  const std::string& input = o.source.workload.empty() ? o.source.trace : o.source.workload;
+  return (std::filesystem::path(o.chakra) / std::filesystem::path(input).stem()).string();
+}
 
 // Every file the run will write, in the order `wrote:` lists them.
-std::vector<std::string> outputs_of(const RunOptions& o) {
+std::vector<std::string> outputs_of(const RunOptions& o, const ChipConfig& config) {
   std::vector<std::string> written = {report_path_of(o)};
   if (!o.timeline.empty()) written.push_back(o.timeline);
   if (!o.vcd.empty()) written.insert(written.end(), {o.vcd, gtkw_path(o.vcd)});
-  if (o.scalesim_reports) written.push_back(csv_path_of(o));
+  if (o.scalesim_reports)
+    for (const char* name : kScalesimReports) written.push_back(csv_path_of(o, name));
+  if (!o.chakra.empty())
+    for (int chip = 0; chip < static_cast<int>(config.ici.chips()); ++chip)
+      written.push_back(chakra_file_name(chakra_prefix(o), chip));
   return written;
 }
 
-// Report, CSV and timeline (streamed to its temporary) committed together or not at all (the
-// VCD is renamed by the run). The CSV may refuse (a multi-chip run): before anything is created.
+// Report, CSVs and timeline (streamed to its temporary) committed together or not at all (the
+// VCD is renamed by the run). The CSVs may refuse (a multi-chip run): before anything is created.
 void write_outputs(const RunOptions& o, const RunRequest& request, const RunResult& run) {
-  const std::string csv = o.scalesim_reports ? scalesim_compute_report(run.report) : "";
+  const auto csvs = o.scalesim_reports ? scalesim_reports(request.config, run.report)
+                                       : std::vector<std::pair<std::string, std::string>>{};
+  const auto traces = o.chakra.empty() ? std::vector<std::pair<std::string, std::string>>{}
+                                       : chakra_traces(request.config, run, chakra_prefix(o));
   OutputSet outputs;
   if (!o.timeline.empty())
     outputs.adopt(o.timeline, write_timeline_temporary(o.timeline, request.config, run.programs, run.result,
                                                        request.record.timeline_options));
   outputs.add(report_path_of(o), run.report.dump(2) + "\n");
-  if (o.scalesim_reports) outputs.add(csv_path_of(o), csv);
+  for (const auto& [name, text] : csvs) outputs.add(csv_path_of(o, name), text);
+  for (const auto& [path, bytes] : traces) outputs.add(path, bytes);
   outputs.commit();
 }
 
 int run_command(const RunOptions& o) {
   RunRequest request = run_request(o);
-  const std::vector<std::string> written = outputs_of(o);
+  const std::vector<std::string> written = outputs_of(o, request.config);
   for (const auto& path : written) check_writable(path);  // before the run, not after it
   const std::vector<std::string> earlier = existing(written);
   auto progress = std::make_unique<ProgressLine>(o.progress);
@@ -186,7 +206,10 @@ Command add_run_command(CLI::App& app) {
   cmd->add_flag("--progress", opts->progress,
                 "Show progress with the time left on stderr (by default only on a terminal, after 2 s)");
   cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
-                "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
+                "Also write OUTDIR/COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv "
+                "as SCALE-Sim v2 does (one chip)");
+  cmd->add_option("--chakra", opts->chakra,
+                  "Also write a Chakra execution trace per chip for ASTRA-sim: DIR/<workload>.<chip>.et");
   add_sharding_options(cmd, opts->source.shape);
   add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() { return run_command(*opts); }};

@@ -11,12 +11,14 @@
 
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
-#include "sim/common/output_files.hpp"
 #include "models/mxu/dataflow.hpp"
+#include "sim/common/output_files.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/report/detail.hpp"
 #include "sim/report/energy.hpp"
+#include "sim/report/layer_graph.hpp"
+#include "sim/report/operands.hpp"
 
 namespace systolic {
 
@@ -38,6 +40,7 @@ struct LayerTimes {
   uint64_t macs_issued = 0;
   uint64_t hbm_read = 0, hbm_written = 0;
   std::map<std::string, uint64_t> engine_busy;  // per engine, to find the busiest of each kind
+  report_detail::OperandAccesses operands;      // A, B, C: SRAM and HBM bytes and their spans
   uint64_t busiest(EngineKind kind) const {
     uint64_t m = 0;
     for (const auto& [name, b] : engine_busy)
@@ -46,19 +49,14 @@ struct LayerTimes {
   }
 };
 
-// Where a layer's cycles start. Its loads that ran while the layer before it was still working
-// (prefetched weights) are hidden, not its time: the span starts when the layer before ended,
-// or at the layer's first compute instruction if that came earlier (a fused chain's entries
-// interleave), and never before its own first instruction.
+// Where a layer's cycles start (layer_span_start: prefetched loads are hidden, not its time).
 uint64_t span_start(const std::vector<LayerTimes>& times, size_t i) {
-  const LayerTimes& t = times[i];
-  if (i == 0) return t.first_start;
-  return std::max(t.first_start, std::min(times[i - 1].last_end, t.first_compute));
+  return layer_span_start(times[i].first_start, times[i].first_compute, i == 0 ? 0 : times[i - 1].last_end);
 }
 
-
 // Per layer, from the records of every engine.
-std::vector<LayerTimes> layer_times(const Program& program, const SimResult& result) {
+std::vector<LayerTimes> layer_times(const ChipConfig& config, const Program& program,
+                                    const SimResult& result) {
   std::vector<LayerTimes> times(program.layers.size());
   for (const auto& e : result.engines) {
     const Stream* stream = nullptr;
@@ -76,11 +74,13 @@ std::vector<LayerTimes> layer_times(const Program& program, const SimResult& res
         t.macs_issued += static_cast<uint64_t>(mm->m) * mm->k * mm->n;
         t.busy += rec.end - rec.start;
         t.stalled += rec.start - rec.ready;
+        report_detail::count_matmul(config, *mm, rec.start, rec.end, t.operands);
       } else if (std::holds_alternative<VpuOp>(op)) {
         t.vpu_busy += rec.end - rec.start;
       } else if (const auto* dma = std::get_if<DmaOp>(&op)) {
         if (dma->descriptor.src.is_hbm()) t.hbm_read += dma->descriptor.total_bytes();
         if (dma->descriptor.dst.is_hbm()) t.hbm_written += dma->descriptor.total_bytes();
+        report_detail::count_dma(dma->descriptor, rec.start, rec.end, t.operands);
       }
     }
   }
@@ -93,6 +93,7 @@ struct Row {
   LayerInfo info;
   LayerTimes t;
   uint64_t cycles = 0;
+  report_detail::OperandRows operands;
 };
 
 std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes>& times) {
@@ -105,11 +106,13 @@ std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes
     const std::string key =
         fmt::format("{}\n{}\n{}x{}x{}\n{}", l.name, kLayerKindNames.name(l.kind), l.m, l.k, l.n, kDTypeNames.name(l.dtype));
     const auto [it, added] = row_of.emplace(key, rows.size());
+    if (added) rows.push_back({l, t, 0, {}});
+    Row& r = rows[it->second];
+    report_detail::add_instance(r.operands, t.operands, span_start(times, i));
     if (added) {
-      rows.push_back({l, t, span});
+      r.cycles = span;
       continue;
     }
-    Row& r = rows[it->second];
     r.info.repeat += l.repeat;
     r.info.useful_macs += l.useful_macs;
     r.cycles += span;
@@ -151,6 +154,7 @@ json layer_json(const ChipConfig& config, const Row& row) {
             {"mapping_efficiency", ratio(t.macs_issued, pes * t.busy)}};
   report_detail::add_memory_fields(j, config, 1, {t.hbm_read, t.hbm_written, row.cycles, t.busiest(EngineKind::mxu),
                                    t.busiest(EngineKind::dma)});
+  j["operands"] = report_detail::operands_json(row.operands);
   return j;
 }
 
@@ -330,7 +334,7 @@ ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, 
                             const SimResult& result) {
   ChipReport out;
   json layers = json::array();
-  for (const Row& row : merge_rows(program, layer_times(program, result))) {
+  for (const Row& row : merge_rows(program, layer_times(config, program, result))) {
     out.sums.macs += row.info.useful_macs;
     out.sums.macs_issued += row.t.macs_issued;
     if (dtype_on_mxu(row.info.dtype)) {  // vector layers count no MACs

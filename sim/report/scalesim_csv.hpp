@@ -1,19 +1,23 @@
 #pragma once
-// SCALE-Sim-style per-layer reports (docs/workloads.md, "SCALE-Sim .cfg files"), for scripts
-// written against SCALE-Sim v2's output folder.
+// SCALE-Sim-style per-layer reports (docs/workloads.md, "SCALE-Sim-style reports"), for scripts
+// written against SCALE-Sim v2's output folder: COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and
+// DETAILED_ACCESS_REPORT.csv with SCALE-Sim's headers and separators (scalesim/simulator.py,
+// generate_reports: ", " between fields, a comma ending each line), one row per matmul layer of
+// a one-chip report. SCALE-Sim's ifmap, filter and ofmap are the MXU's A, B and C
+// (`layers[i].operands` of report.json, sim/report/operands.hpp); counts are bytes (SCALE-Sim's
+// words are one byte).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "models/chip/chip_config.hpp"
+
 namespace systolic {
 
-// COMPUTE_REPORT.csv with SCALE-Sim v2's header and separators (scalesim/simulator.py,
-// generate_reports), one row per matmul layer of a one-chip report: LayerID, Total Cycles (this
-// simulator's count: under mxu.convention=scalesim, SCALE-Sim's Total Cycles + 1), Stall Cycles
-// (the MXUs' cycles waiting on their semaphores), Overall Util %, Mapping Efficiency %. SCALE-Sim's
-// last column, Compute Util %, and its BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv need
-// per-operand SRAM and DRAM counts that the report does not keep per layer, so they are not
-// written. Throws InputError for a multi-chip report.
-std::string scalesim_compute_report(const nlohmann::ordered_json& report);
+// The three files' names and texts, in that order. Throws InputError for a multi-chip report.
+std::vector<std::pair<std::string, std::string>> scalesim_reports(const ChipConfig& config,
+                                                                  const nlohmann::ordered_json& report);
 
 }  // namespace systolic

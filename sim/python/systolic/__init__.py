@@ -125,9 +125,9 @@ class Result:
                                  f"per-bucket rows (.buckets), not per-{section[:-1]} ones; run one bucket "
                                  f"shape for those: systolic.run(config, workload=model, bucket='BxS')")
         chips = report["chips"]
-        if len(chips) == 1:
-            return pd.DataFrame(chips[0][section])
-        return pd.DataFrame([{"chip": c["chip"], **row} for c in chips for row in c[section]])
+        rows = chips[0][section] if len(chips) == 1 else [{"chip": c["chip"], **row} for c in chips for row in c[section]]
+        # Nested fields (a layer's operands) become dotted columns: operands.a.hbm_bytes_read.
+        return pd.json_normalize(rows) if rows else pd.DataFrame()
 
     @property
     def buckets(self):
