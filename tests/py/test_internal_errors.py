@@ -33,6 +33,8 @@ SITE = re.compile(r"throw std::\w+|catch \(\.\.\.\)|catch \(const std::exception
 
 CONFIG_VALIDATE = "guarded: the config schema runs the same validate() and refuses (sim/config/schema.cpp)"
 ENGINE_STREAM = "guarded: the trace reader refuses an opcode on another engine's stream ('opcode ... cannot run on')"
+TOO_LONG = ("guarded: a request longer than every bucket is rejected before packing (outcome rejected, "
+            "reason prompt-exceeds-prefill)")
 SERVING = ("invariant: the serving replay's own bookkeeping (requests left but none can run, conservation); "
            "every request's shape fits a bucket first (pack refuses one that fits none)")
 
@@ -61,9 +63,9 @@ SITES = {
     ("models/mxu/dataflow.cpp", "std::logic_error(\"dataflow \""):
         "invariant: mxu.dataflow takes only registered dataflows",
     ("models/mxu/grid_common.cpp", "empty matrix"): "guarded: matmul m, k, n are at least 1 in every reader",
-    ("models/mxu/grid_common.cpp", "but B is"): "invariant: the MXU builds both operands of one matmul",
+    ("models/mxu/grid_common.cpp", "PeGrid::run: A is"): "invariant: the MXU builds both operands of one matmul",
     ("models/mxu/grid_common.cpp", "data size"): "invariant: the MXU builds both operands of one matmul",
-    ("models/mxu/grid_recorder.cpp", "PE states"): "invariant: the recorder is made for the grid it watches",
+    ("models/mxu/grid_recorder.cpp", "GridRecorder: got"): "invariant: the recorder is made for the grid it watches",
     ("models/mxu/grid_recorder.cpp", "GridRecorder: cycle"): "invariant: simulated time only moves forward",
     ("models/mxu/mxu_timing.cpp", "__builtin_mul_overflow"):
         "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
@@ -95,13 +97,12 @@ SITES = {
     ("sim/config/values.hpp", "registry used before"): "invariant: static-initialisation order, at start-up",
     ("sim/packing/bin_packers.cpp", "lane_length must be positive"):
         "guarded: bucket sequence lengths are at least 1 (bucket-set reader)",
-    ("sim/packing/bin_packers.cpp", "throw std::invalid_argument(fmt::format("):
-        "guarded: pack refuses a request longer than every bucket before packing",
+    ("sim/packing/bin_packers.cpp", "throw std::invalid_argument(fmt::format("): TOO_LONG,
     ("sim/packing/decode.cpp", "no token to decode"): "guarded: the request-log reader takes output tokens >= 1",
-    ("sim/packing/decode.cpp", "needs a KV length"): "guarded: pack refuses a request longer than every bucket",
+    ("sim/packing/decode.cpp", "needs a KV length"): TOO_LONG,
     ("sim/packing/decode.cpp", "no decode shapes"): "guarded: the bucket-set reader requires decode shapes",
     ("sim/packing/packer.cpp", "no prefill shapes"): "guarded: the bucket-set reader requires prefill shapes",
-    ("sim/packing/packer.cpp", "fits no bucket"): "guarded: pack refuses a request longer than every bucket",
+    ("sim/packing/packer.cpp", "fits no bucket"): TOO_LONG,
     ("sim/packing/packer.cpp", "appears twice"): "guarded: the request-log reader refuses a repeated id",
     ("sim/report/report.cpp", "more MACs than their peak"): "invariant: physics (a MAC per PE per cycle at most)",
     ("sim/report/timeline_file.cpp", "deflateInit2"): "invariant: zlib out of memory",
@@ -177,10 +178,6 @@ PROBES = {
         lambda t: ["run", "-c", TINY, "--set", "mxu.model=fast",
                    "-t", trace_with(t, MATMUL0, "matmul layer=0 m=288230376151711744 k=1 n=1")],
         "pass the 64-bit simulated-time range"),
-    "GEMM past the simulated-time range (clock.hpp)": (
-        lambda t: ["run", "-c", TINY, "--set", "mxu.model=fast", "--max-instructions", "1000000000000000000",
-                   "-w", write(t, "w.yaml", "gemms:\n  - {name: g, m: 4611686018427387904, k: 1, n: 1}\n")],
-        "simulated-time range"),
     "engine handed another engine's opcode (dma/ici/vpu_engine.cpp)": (
         lambda t: ["run", "-c", TINY, "-t", trace_with(t, MATMUL0, "dma layer=0 src=hbm:0x2000 dst=weights:0x0 "
                                                            "elem=1 shape=16x1x1 src_stride=1x0x0 dst_stride=1x0x0 m=4")],
@@ -215,10 +212,6 @@ PROBES = {
         lambda t: ["run", "-c", TINY, "-w", model(t, d_model=65536, d_ff=1048576, vocab=1048576, max_seq=1048576,
                                                   layers=65536), "--bucket", "1024x1048576"],
         "expected a smaller bucket"),
-    "request longer than every bucket (packer.cpp, bin_packers.cpp, decode.cpp)": (
-        lambda t: ["pack", "-c", TINY, "-m", REPO / "tests" / "py" / "data" / "tiny-lm.yaml",
-                   "--requests", write(t, "r.csv", "arrival_s,prompt_tokens,output_tokens\n0.000,100000,1\n"),
-                   "--buckets", REPO / "tests" / "py" / "data" / "tiny-buckets.yaml"], "r.csv"),
 }
 
 
@@ -235,3 +228,12 @@ def test_the_input_in_front_of_each_guard_is_refused(tmp_path, systolic_bin, nam
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_request_longer_than_every_bucket_is_rejected_not_packed(tmp_path, systolic_bin):
+    """The packers' 'fits no bucket' paths: pack sets such a request aside as rejected."""
+    requests = write(tmp_path, "r.csv", "arrival_s,prompt_tokens,output_tokens\n0.000,100000,1\n")
+    run_cli("pack", "-c", TINY, "-m", REPO / "tests" / "py" / "data" / "tiny-lm.yaml", "--requests", requests,
+            "--buckets", REPO / "tests" / "py" / "data" / "tiny-buckets.yaml", "-o", tmp_path / "o", "-q")
+    row = (tmp_path / "o" / "requests.csv").read_text().splitlines()[1].split(",")
+    assert row[5:7] == ["rejected", "prompt-exceeds-prefill"]
