@@ -51,7 +51,8 @@ san_run run -c "$tiny" -w "$ROOT/traces/gemms/example.yaml"
 san_run run -c "$tiny" -w "$ROOT/traces/gemms/example.yaml" --set mxu.model=fast --set memory.ideal=true
 san_run run -c "$tiny" -w "$ROOT/tests/py/data/tiny-lm.yaml" --bucket 1x8
 san_run run -c "$tiny" -w "$ROOT/tests/py/data/tiny-lm.yaml" --bucket 2x4 --phase decode
-san_run run -c "$tiny" -w "$ROOT/traces/topologies/resnet18.csv" --set mxu.model=fast --max-instructions 100000000
+printf 'Layer, M, N, K,\nL0, 16, 8, 12,\nL1, 5, 7, 3,\n' >"$work/gemms.csv"
+san_run run -c "$tiny" -w "$work/gemms.csv" --set mxu.model=fast
 san_run run -c "$tiny" -w "$ROOT/tests/py/data/tiny-lm.yaml" --bucket 1x8 --set ici.topology=ring --set ici.dims=2 --tp 2
 "$SAN" compile -c "$tiny" -w "$ROOT/traces/gemms/example.yaml" -o "$work/t.trace" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
 san_run run -c "$tiny" -t "$work/t.trace"
