@@ -33,6 +33,13 @@ void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::str
   cmd->add_option("--set", overrides, "Override a config key: key=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // Every command that loads a config reads YAML: the size past which a YAML input is refused
+  // before it is parsed (sim/common/input_text.hpp, docs/reliability.md "Limits").
+  cmd->add_option_function<uint64_t>(
+         "--max-yaml-bytes", [](uint64_t bytes) { set_max_yaml_bytes(bytes); },
+         fmt::format("Refuse a YAML input larger than this before parsing it (default {}, ~1 GB once parsed)",
+                     kDefaultMaxYamlBytes))
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {

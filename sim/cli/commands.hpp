@@ -52,7 +52,8 @@ void add_serving_options(CLI::App* cmd, PackRequest& request);
 // (sim/compile/budget.hpp, docs/reliability.md).
 void add_budget_options(CLI::App* cmd, Budget& budget);
 
-// `-c/--config FILE` and `--set key=value` (repeatable): every command that loads a config.
+// `-c/--config FILE`, `--set key=value` (repeatable) and `--max-yaml-bytes`: every command that loads a
+// config.
 void add_config_options(CLI::App* cmd, std::string& config, std::vector<std::string>& overrides);
 
 }  // namespace systolic::cli

@@ -1,10 +1,13 @@
 #include "sim/common/input_text.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <vector>
 
@@ -49,14 +52,97 @@ void fail(const std::string& path, int64_t line, const std::string& message) {
   throw InputError(fmt::format("{}: {}", path, message));
 }
 
+namespace {
+
+std::atomic<uint64_t> max_yaml_bytes_{kDefaultMaxYamlBytes};
+
+// The size of the file at `path`, or 0 when it cannot be read (the reader's open reports that).
+uint64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  return ec ? 0 : bytes;
+}
+
+// The events of one document, until the root map's key `key_` (KeyFound) or the end. A frame
+// per open map or list; in a map, nodes alternate key, value.
+class RootKeyScan final : public YAML::EventHandler {
+ public:
+  struct KeyFound {};
+  explicit RootKeyScan(std::string key) : key_(std::move(key)) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { node(nullptr); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { node(nullptr); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string& value) override {
+    node(&value);
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(nullptr);
+    frames_.push_back({false, false});
+  }
+  void OnSequenceEnd() override { frames_.pop_back(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(nullptr);
+    frames_.push_back({true, true});
+  }
+  void OnMapEnd() override { frames_.pop_back(); }
+
+ private:
+  struct Frame {
+    bool map;
+    bool expect_key;
+  };
+  // Any node: a key of the root map is compared; the next node of a map is its other half.
+  void node(const std::string* scalar) {
+    if (frames_.empty()) return;  // the root itself
+    Frame& f = frames_.back();
+    if (f.map && f.expect_key && frames_.size() == 1 && scalar && *scalar == key_) throw KeyFound{};
+    if (f.map) f.expect_key = !f.expect_key;
+  }
+  std::string key_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+uint64_t max_yaml_bytes() { return max_yaml_bytes_.load(); }
+void set_max_yaml_bytes(uint64_t bytes) { max_yaml_bytes_.store(bytes); }
+
+void check_yaml_size(uint64_t bytes, const std::string& path) {
+  const uint64_t limit = max_yaml_bytes();
+  if (bytes <= limit) return;
+  fail(path, 0,
+       fmt::format("{} bytes of YAML, more than --max-yaml-bytes {} (yaml-cpp holds ~115 to ~230 bytes of "
+                   "memory per byte: about {:.1f} to {:.1f} GB; raise it if the memory is there)",
+                   bytes, limit, bytes * 115e-9, bytes * 230e-9));
+}
+
+bool yaml_root_has_key(const std::string& path, const std::string& key) {
+  check_yaml_size(file_bytes(path), path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  YAML::Parser parser(in);
+  RootKeyScan scan(key);
+  try {
+    parser.HandleNextDocument(scan);
+  } catch (const RootKeyScan::KeyFound&) {
+    return true;
+  }
+  return false;
+}
+
 YAML::Node load_yaml_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) fail(path, 0, "is a directory, expected a YAML file");
+  check_yaml_size(file_bytes(path), path);
   YAML::Node root = YAML::LoadFile(path);
   reject_duplicate_keys(root, path);
   return root;
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& path) {
+  check_yaml_size(text.size(), path);
   YAML::Node root = YAML::Load(text);
   reject_duplicate_keys(root, path);
   return root;

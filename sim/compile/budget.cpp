@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/common/clock.hpp"
 #include "models/common/error.hpp"
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/detail.hpp"
@@ -36,12 +37,14 @@ uint64_t estimate_instructions(const ChipConfig& config, const Workload& workloa
     if (const auto& a = plans[i].fused) {
       tiles = times(static_cast<uint64_t>(a->q_blocks), static_cast<uint64_t>(a->k_blocks));
     } else {
-      // TiledCompiler::gemm: a multiply per (m, n, k) tile, and a weight load per tile (per
-      // (n, k) tile of a panel when the weights are outer).
+      // TiledCompiler::gemm: a multiply per (m, n, k) tile, a weight load per tile (per (n, k)
+      // tile of a panel when the weights are outer), an activation load per (m, k) tile
+      // (load_a) and a store per (m, n) tile (store_tile).
       const compile_detail::tiled::Tiling& t = plans[i].tiling;
-      const uint64_t nk = times(static_cast<uint64_t>(ceil_div(g.n, t.n)), static_cast<uint64_t>(ceil_div(g.k, t.k)));
-      const uint64_t mnk = times(static_cast<uint64_t>(ceil_div(g.m, t.m)), nk);
-      tiles = plus(mnk, t.panel > 0 ? nk : mnk);
+      const auto m = static_cast<uint64_t>(ceil_div(g.m, t.m)), n = static_cast<uint64_t>(ceil_div(g.n, t.n)),
+                 k = static_cast<uint64_t>(ceil_div(g.k, t.k));
+      const uint64_t nk = times(n, k), mnk = times(m, nk);
+      tiles = plus(plus(mnk, t.panel > 0 ? nk : mnk), plus(times(m, k), times(m, n)));
     }
     total = plus(total, times(tiles, static_cast<uint64_t>(g.repeat)));
   }
@@ -51,7 +54,7 @@ uint64_t estimate_instructions(const ChipConfig& config, const Workload& workloa
 void check_instructions(uint64_t estimate, const Budget& budget, const std::string& what) {
   if (estimate <= budget.max_instructions) return;
   throw InputError(fmt::format(
-      "{}: compiles to at least {} instructions (a multiply and a weight load per tile), more than "
+      "{}: compiles to at least {} instructions (a multiply and its loads and store per tile), more than "
       "--max-instructions {} (about 0.5 KB each; raise it if the memory is there, or shrink the workload)",
       what, estimate, budget.max_instructions));
 }
@@ -72,6 +75,26 @@ uint64_t estimate_pe_cycles(const ChipConfig& config, const Program& program) {
           total = plus(total, times(cycles, pes));
         }
   return total;
+}
+
+void check_matmul_cycle_range(const ChipConfig& config, const Program& program, const std::string& what) {
+  const Dataflow& dataflow = dataflow_of(config.mxu.dataflow);
+  uint64_t total = 0;
+  for (const Stream& s : program.streams)
+    for (const Instruction& i : s.instructions)
+      if (const auto* mm = std::get_if<MatmulOp>(&i.op)) {
+        uint64_t cycles = kMaxCycles + 1;
+        try {
+          cycles = dataflow.cycles(config.mxu.shape(mm->dtype), config.mxu.convention, {mm->m, mm->k, mm->n});
+        } catch (const std::overflow_error&) {  // past the range anyway
+        }
+        total = plus(total, cycles);
+        if (total > kMaxCycles)
+          throw InputError(
+              fmt::format("{}: matmul m={} k={} n={}: the matmuls' cycles together pass the "
+                          "64-bit simulated-time range ({} cycles at most)",
+                          what, mm->m, mm->k, mm->n, kMaxCycles));
+      }
 }
 
 void check_pe_cycles(const ChipConfig& config, uint64_t estimate, const Budget& budget, const std::string& what) {

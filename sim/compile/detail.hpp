@@ -1,6 +1,7 @@
 #pragma once
 // Pieces of the compiler (compile.cpp: the entry point; tiled*.cpp: the lowering, tiles moved
 // by DMA through the scratchpads; collective.cpp: ICI collectives).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -79,27 +80,27 @@ class CollectiveJoins {
 };
 
 // Emits, after `gemms_done` GEMMs, the vector work and collectives placed there, in workload
-// order (a collective goes before the vector entries its after_vectors count excludes).
+// order (a collective goes before the vector entries its after_vectors count excludes). A
+// workload lists both in order of after_gemms (every reader appends them as it goes), so the
+// entries placed there are found by binary search: a scan from the start for each GEMM made a
+// 65,536-layer model's compile quadratic (minutes).
 template <class EmitVector, class EmitCollective>
 void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit_vector,
                          EmitCollective&& emit_collective) {
-  size_t vectors_before = 0;
-  auto c = w.collectives.begin();
+  auto v = std::partition_point(w.vectors.begin(), w.vectors.end(),
+                                [&](const VectorWork& x) { return x.after_gemms < gemms_done; });
+  size_t vectors_before = static_cast<size_t>(v - w.vectors.begin());
+  auto c = std::partition_point(w.collectives.begin(), w.collectives.end(),
+                                [&](const CollectiveWork& x) { return x.after_gemms < gemms_done; });
   const auto collectives_up_to = [&](size_t vectors) {
     for (; c != w.collectives.end(); ++c) {
-      if (c->after_gemms < gemms_done) continue;  // placed earlier, already emitted
       if (c->after_gemms > gemms_done || c->after_vectors > vectors) break;
       emit_collective(*c);
     }
   };
-  for (const VectorWork& v : w.vectors) {
-    if (v.after_gemms < gemms_done) {
-      ++vectors_before;
-      continue;
-    }
-    if (v.after_gemms > gemms_done) break;
+  for (; v != w.vectors.end() && v->after_gemms == gemms_done; ++v) {
     collectives_up_to(vectors_before);
-    emit_vector(v);
+    emit_vector(*v);
     ++vectors_before;
   }
   collectives_up_to(SIZE_MAX);

@@ -96,13 +96,16 @@ const VectorWork* attention_softmax(const ChipConfig& c, const Workload& w, size
   // One operand pair for both GEMMs, and K and V read as they are (no dequantise step).
   const MxuOperands so = operands_of(c, s), oo = operands_of(c, o);
   if (so.a != oo.a || so.b != oo.b || so.dequantize_b) return nullptr;
-  const VectorWork* found = nullptr;
-  for (const VectorWork& v : w.vectors) {
-    if (v.after_gemms != i + 1) continue;
-    if (found) return nullptr;
-    found = &v;
-  }
-  if (!found || found->op.kind != VectorKind::softmax || found->op.cols != s.n) return nullptr;
+  // The one vector entry after the scores (vectors are in order of after_gemms: a binary
+  // search, not a scan per GEMM, which was quadratic in the layers).
+  const auto placed_before = [](size_t gemms) {
+    return [gemms](const VectorWork& v) { return v.after_gemms < gemms; };
+  };
+  const auto first = std::partition_point(w.vectors.begin(), w.vectors.end(), placed_before(i + 1));
+  const auto last = std::partition_point(first, w.vectors.end(), placed_before(i + 2));
+  if (last - first != 1) return nullptr;
+  const VectorWork* found = &*first;
+  if (found->op.kind != VectorKind::softmax || found->op.cols != s.n) return nullptr;
   using u128 = unsigned __int128;
   if (static_cast<u128>(found->op.rows) * static_cast<u128>(found->repeat) !=
       static_cast<u128>(s.m) * static_cast<u128>(s.repeat))

@@ -48,6 +48,7 @@ std::vector<const Program*> pointers(const std::vector<Program>& programs) {
 void run_one_chip(const RunRequest& request, RunResult& out) {
   const ChipConfig& config = request.config;
   LoadedProgram loaded = load_program(config, request.source, request.command, request.budget);
+  if (!request.source.trace.empty()) check_matmul_cycle_range(config, loaded.program, loaded.workload.path);
   check_pe_cycles(config, estimate_pe_cycles(config, loaded.program), request.budget, loaded.workload.path);
   if (request.record.timeline) check_timeline_size({&loaded.program}, request.record.timeline_options, request.record.timeline_path);
   const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};

@@ -62,7 +62,7 @@ def test_budgets_refuse_before_the_work(tmp_path, systolic_bin):
     big.write_text("name: big\ngemms:\n  - {name: a, m: 4096, k: 4096, n: 4096}\n")
     proc = run_cli("run", "-c", TINY, "--set", "mxu.model=fast", "-w", big, "-o", tmp_path / "o", "-q", check=False)
     assert proc.returncode == 2, proc.stderr
-    assert "more than --max-instructions 4000000" in proc.stderr
+    assert "more than --max-instructions 1000000" in proc.stderr
     mid = tmp_path / "mid.yaml"
     mid.write_text("name: mid\ngemms:\n  - {name: a, m: 64, k: 64, n: 64}\n")
     proc = run_cli("run", "-c", TINY, "-w", mid, "-o", tmp_path / "o", "-q", "--max-pe-cycles", "1000", check=False)
