@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build"))
+BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build")).resolve()  # a relative path would make test_docs' build/ symlink point at itself
 SYSTOLIC = BUILD / "systolic"
 PYDIR = BUILD / "python"  # the importable `systolic` package of the build
 
