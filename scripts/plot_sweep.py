@@ -534,6 +534,17 @@ def _pack_bars(report):
     return bars
 
 
+def _chip_settings(cfg):
+    """', 4 x 64x256 bf16 MXUs, 1843 GB/s': what a run's config set, which its preset name does
+    not say when the run overrode keys."""
+    mxu = cfg.get("mxu") or {}
+    if not all(k in mxu for k in ("count", "rows", "cols", "dtype")):
+        return ""
+    _, bw = _find_bandwidth(cfg)
+    return (f", {mxu['count']} x {mxu['rows']}x{mxu['cols']} {mxu['dtype']} MXUs"
+            + (f", {bw:.0f} GB/s" if bw and not (cfg.get("memory") or {}).get("ideal") else ""))
+
+
 def energy(args):
     target = args.source
     bars = []  # (label, {component: pJ})
@@ -558,9 +569,9 @@ def energy(args):
         else:
             e = _energy_of(report, flat=False)
             if e:
-                name = (report.get("config") or {}).get("name", "?")
-                bars.append((f"{name} x {(report.get('workload') or {}).get('name', '?')}", e))
-                title += f": {bars[-1][0]}"
+                cfg = report.get("config") or {}
+                bars.append((f"{cfg.get('name', '?')} x {(report.get('workload') or {}).get('name', '?')}", e))
+                title += f": {bars[-1][0]}" + _chip_settings(cfg)
         outdir = args.output or os.path.dirname(os.path.abspath(target))
     if not bars:
         fail(f"{target}: no point carries energy_pj per component: add energy_pj.* to the "
@@ -570,16 +581,21 @@ def energy(args):
     for _, e in bars:
         components += [c for c in e if c not in components and c != "total"]
     components = components or ["total"]
-    fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(bars) + 3), 4.5))
+    width = max(5, 0.5 * len(bars) + 3)
+    fig, ax = plt.subplots(figsize=(width, 4.5))
+    # The unit that keeps the tallest bar between 1 and 1000: pJ up to J.
+    tallest = max(sum(v for k, v in e.items() if k != "total") or e.get("total", 0.0) for _, e in bars)
+    scale, name = next(((s, n) for s, n in ((1e12, "J"), (1e9, "mJ"), (1e6, "µJ"), (1e3, "nJ"))
+                        if tallest >= s), (1.0, "pJ"))
     bottom = [0.0] * len(bars)
     for c in components:
-        vals = [e.get(c, 0.0) / 1e6 for _, e in bars]  # pJ -> uJ
+        vals = [e.get(c, 0.0) / scale for _, e in bars]
         ax.bar(range(len(bars)), vals, bottom=bottom, label=c)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(range(len(bars)), [label for label, _ in bars], rotation=45, ha="right",
                   fontsize=7)
-    ax.set_ylabel("energy (µJ)")
-    ax.set_title(textwrap.fill(title, 70), fontsize=9)
+    ax.set_ylabel(f"energy ({name})")
+    ax.set_title(textwrap.fill(title, int(width * 12)), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return [_save(fig, outdir, "energy.png")]
