@@ -116,8 +116,8 @@ def main():
     sweep_case("traces/sweeps/bench-bert.yaml", 100,
                "sweep: 100 points of BERT-base prefill over array and weight-buffer sizes, -j 2")
     sweep_case("traces/sweeps/bench-design-space.yaml", 108,
-               "sweep: 108 points of the design-space study (Llama-2-7B prefill 1x512 and decode "
-               "8x2048, real memory; docs/design-space.md), -j 2, goal < 60 s")
+               "sweep: 108 points of the design-space study (Llama-2-7B bf16 prefill 1x512 and decode "
+               "8x2048 on 2 or 4 HBM2E stacks, real memory; docs/design-space.md), -j 2, goal < 60 s")
 
     cpu = "unknown"
     for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():

@@ -242,72 +242,150 @@ def _grid(points, x, y, xs, ys, metric, scale):
 
 # ----------------------------------------------------------------------------- Pareto front
 
-def _column(name, columns):
-    """A results column by the sweep's own rules (systolic.pareto.resolve_column)."""
+def _systolic():
+    """The systolic package: installed, or the one built beside this checkout."""
     try:
-        import systolic.pareto
+        import systolic.sweep
     except ImportError:  # run from a checkout: the package built beside it
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
-        import systolic.pareto
+        import systolic.sweep
+    return systolic
+
+
+def _column(name, columns):
+    """A results column by the sweep's own rules (systolic.pareto.resolve_column)."""
+    pareto_module = _systolic().pareto
     try:
-        return systolic.pareto.resolve_column(name, columns)
-    except systolic.pareto.ParetoError as e:
+        return pareto_module.resolve_column(name, columns)
+    except pareto_module.ParetoError as e:
         fail(f"results.csv: {e}")
 
 
-def pareto(args):
-    import csv
+def _point_label(r, keys):
+    """'rows=64, weights=32 MiB': a point's values of `keys`, sizes in MiB."""
+    return ", ".join(f"{k.split('.')[-1][:-len('_bytes')]}={float(r[k]) / 2**20:g} MiB"
+                     if k.endswith("_bytes") else f"{k.split('.')[-1]}={r[k]}" for k in keys)
 
-    path = os.path.join(args.outdir, "results.csv")
-    if not os.path.isfile(path):
-        fail(f"{path}: no results (run `systolic sweep` first)")
-    with open(path, encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    columns = list(rows[0]) if rows else []
-    if "pareto" not in columns:
-        fail(f"{path} has no 'pareto' column: run the sweep with "
-                         f"--pareto NAME:max,NAME:min (docs/sweeps.md)")
-    spec = spec_of(args.outdir)
-    objectives = spec.get("pareto") or []
-    names = [o.rpartition(":")[0] for o in objectives]
-    x = _column(args.x or names[0], columns)
-    y = _column(args.y or names[1], columns)
-    ran = [r for r in rows if r["status"] == "ok" and r[x] and r[y]]
-    if not ran:
-        fail("no finished points to plot")
-    swept = list(dict.fromkeys(list(spec.get("grid") or {})
-                               + [k for case in spec.get("list") or [] for k in case]))
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+
+def _label_keys(swept, by, rows):
+    """The swept keys that tell a panel's points apart: not its front's group keys, not one
+    value throughout, and not a key tied one-to-one to an earlier one (a list entry setting
+    hbm.channels and hbm.capacity_bytes together is labelled by the channels alone)."""
+    keys = []
+    for k in swept:
+        if k in by or len({r[k] for r in rows}) < 2:
+            continue
+        tied = any(len({(r[j], r[k]) for r in rows}) == len({r[j] for r in rows}) == len({r[k] for r in rows})
+                   for j in keys)
+        if not tied:
+            keys.append(k)
+    return keys
+
+
+def _pareto_panel(ax, key_ax, rows, x, y, third, spec, label_keys):
+    """One front: its points red (coloured by a third objective's value), joined and numbered,
+    the numbers' swept values listed in `key_ax` below; the dominated points grey; the
+    infeasible ones grey x."""
     (xl, xs), (yl, ys) = unit(x), unit(y)
     groups = {"front": [], "dominated": [], "infeasible": []}
-    for r in ran:
-        kind = ("front" if r["pareto"] == "true" else
-                "infeasible" if r.get("feasible") == "false" else "dominated")
-        groups[kind].append(r)
+    for r in rows:
+        groups["front" if r["pareto"] == "true" else
+               "infeasible" if r.get("feasible") == "false" else "dominated"].append(r)
     style = {"front": dict(c="tab:red", s=40, zorder=3, label="Pareto front"),
              "dominated": dict(c="0.7", s=18, zorder=2, label="dominated"),
              "infeasible": dict(c="0.7", s=18, marker="x", zorder=1,
                                 label="infeasible (" + "; ".join(spec.get("constraints") or []) + ")")}
+    front = sorted(groups["front"], key=lambda r: float(r[x]))
+    if third and front:
+        tl, ts = unit(third)
+        style["front"].update(c=[float(r[third]) * ts for r in groups["front"]], cmap="plasma")
+    drawn = None
     for kind, pts in groups.items():
         if pts:
-            ax.scatter([float(r[x]) * xs for r in pts], [float(r[y]) * ys for r in pts], **style[kind])
-    front = sorted(groups["front"], key=lambda r: float(r[x]))
+            sc = ax.scatter([float(r[x]) * xs for r in pts], [float(r[y]) * ys for r in pts], **style[kind])
+            drawn = sc if kind == "front" else drawn
+    if third and drawn is not None:
+        ax.figure.colorbar(drawn, ax=ax, label=tl)
     ax.plot([float(r[x]) * xs for r in front], [float(r[y]) * ys for r in front], "-", c="tab:red",
             lw=1, alpha=0.6)
+    lines = []
     for r in front:
-        text = ", ".join(f"{k.split('.')[-1][:-len('_bytes')]}={float(r[k]) / 2**20:g} MiB"
-                         if k.endswith("_bytes") else f"{k.split('.')[-1]}={r[k]}" for k in swept)
-        ax.annotate(text, (float(r[x]) * xs, float(r[y]) * ys), textcoords="offset points",
-                    xytext=(5, 3), fontsize=7)
+        ax.annotate(f"#{r['point']}", (float(r[x]) * xs, float(r[y]) * ys), textcoords="offset points",
+                    xytext=(4, -9), fontsize=7, color="tab:red")
+        lines.append(f"#{r['point']}: " + _point_label(r, label_keys)
+                     + (f", {third.split('.')[-1]}={float(r[third]):.3g}" if third else ""))
+    key_ax.axis("off")
+    key_ax.text(0, 1, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace",
+                transform=key_ax.transAxes)
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
-    workloads = {r["workload"] for r in rows}
-    ax.set_title(f"Pareto front ({', '.join(objectives)}): {len(front)} of {len(ran)} points\n"
-                 + textwrap.fill(fixed_settings(spec, workloads), 90), fontsize=9)
-    ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
+    return len(front)
+
+
+def _swept_of(spec):
+    return list(dict.fromkeys(list(spec.get("grid") or {})
+                              + [k for case in spec.get("list") or [] for k in case]))
+
+
+def front_panels(rows, spec, columns):
+    """(group columns, {group values: rows}): the rows split as the sweep split its fronts (the
+    workload and its shape, or a serving sweep's traffic), one panel each: a decode step's
+    tokens/s is not a prefill's."""
+    by = [g for g in _systolic().sweep.front_group_columns(_swept_of(spec), spec.get("pack") is not None)
+          if g in columns]
+    panels = {}
+    for r in rows:
+        panels.setdefault(tuple(r[g] for g in by), []).append(r)
+    return by, panels
+
+
+def _read_results(outdir):
+    import csv
+
+    path = os.path.join(outdir, "results.csv")
+    if not os.path.isfile(path):
+        fail(f"{path}: no results (run `systolic sweep` first)")
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or "pareto" not in rows[0]:
+        fail(f"{path} has no 'pareto' column: run the sweep with "
+             f"--pareto NAME:max,NAME:min (docs/sweeps.md)")
+    return rows
+
+
+def pareto(args):
+    rows = _read_results(args.outdir)
+    columns = list(rows[0])
+    spec = spec_of(args.outdir)
+    names = [o.rpartition(":")[0] for o in spec.get("pareto") or []]
+    x = _column(args.x or names[0], columns)
+    y = _column(args.y or names[1], columns)
+    rest = [n for n in names if _column(n, columns) not in (x, y)]
+    third = _column(rest[0], columns) if rest else None
+    ran = [r for r in rows if r["status"] == "ok" and r[x] and r[y]]
+    if not ran:
+        fail("no finished points to plot")
+    by, panels = front_panels(ran, spec, columns)
+    varying = [g for g in by if len({k[by.index(g)] for k in panels}) > 1]
+    n, cols = len(panels), min(len(panels), 2)
+    keyed = [(key, members, _label_keys(_swept_of(spec), by, members)) for key, members in sorted(panels.items())]
+    key_lines = max(sum(r["pareto"] == "true" for r in m) for _, m, _ in keyed)
+    plt = _plt()
+    fig = plt.figure(figsize=(7.5 * cols, (5 + 0.14 * key_lines) * -(-n // cols)), layout="constrained")
+    grid = fig.add_gridspec(2 * -(-n // cols), cols, height_ratios=[5, 0.14 * key_lines + 0.1] * -(-n // cols))
+    on_front = 0
+    for idx, (key, members, label_keys) in enumerate(keyed):
+        ax = fig.add_subplot(grid[2 * (idx // cols), idx % cols])
+        on_front += _pareto_panel(ax, fig.add_subplot(grid[2 * (idx // cols) + 1, idx % cols]), members,
+                                  x, y, third, spec, label_keys)
+        ax.set_title(", ".join(f"{g}={os.path.basename(v) if g == 'workload' else v}"
+                               for g, v in zip(by, key) if g in varying), fontsize=9)
+        if idx == 0:
+            ax.legend(fontsize=8)
+    fig.suptitle(f"Pareto front{'s' if n > 1 else ''} ({', '.join(spec.get('pareto') or [])}): {on_front} "
+                 f"of {len(ran)} points\n" + textwrap.fill(fixed_settings(spec, {r["workload"] for r in rows}), 110),
+                 fontsize=9)
     return [_save(fig, args.output or args.outdir, "pareto.png")]
 
 
@@ -332,21 +410,14 @@ def _find_bandwidth(config):
     return None, None
 
 
-def roofline(args):
-    plt = _plt()
-    with open(args.report, encoding="utf-8") as f:
-        report = json.load(f)
-    cfg = report["config"]
-    clock_hz = cfg["clock_mhz"] * 1e6
-    mxu = cfg["mxu"]
-    peak = 2.0 * mxu["rows"] * mxu["cols"] * mxu["count"] * clock_hz  # FLOP/s
-    bw_key, bw = (None, args.bandwidth) if args.bandwidth else _find_bandwidth(cfg)
-    # Intensity over the HBM bytes each layer's DMA really moved: operands at their stored
-    # types and the output at the type it is written in (bf16 for bf16 activations, not an
-    # assumed fp32), so a layer's FLOP/s cannot exceed intensity x bandwidth: with the real
-    # memory system every point sits under the memory roof. Layers that touch no HBM (fused
-    # attention's scores stay on chip) have no intensity to plot and are named in the title.
-    xs, ys, names, on_chip = [], [], [], []
+def _layer_points(report, clock_hz):
+    """(intensities, FLOP/s, names, compute types, names of on-chip layers) of the first chip's
+    layers. Intensity is over the HBM bytes each layer's DMA really moved: operands at their
+    stored types and the output at the type it is written in (bf16 for bf16 activations, not an
+    assumed fp32), so a layer's FLOP/s cannot exceed intensity x bandwidth: with the real
+    memory system every point sits under the memory roof. Layers that touch no HBM (fused
+    attention's scores stay on chip) have no intensity to plot."""
+    xs, ys, names, dtypes, on_chip = [], [], [], [], []
     for layer in report["chips"][0]["layers"]:
         if not layer.get("cycles") or not layer.get("macs"):
             continue
@@ -358,20 +429,44 @@ def roofline(args):
         xs.append(flops / moved)
         ys.append(flops / (layer["cycles"] / clock_hz))
         names.append(layer["name"])
+        dtypes.append(layer.get("dtype"))
+    return xs, ys, names, dtypes, on_chip
+
+
+def _compute_roofs(mxu, clock_hz, dtypes):
+    """{FLOP/s: [types]}: the MXUs' peak in each type the layers compute in, at that type's
+    MACs per PE per cycle (mxu.rate: an int8 layer on a chip with rate 2 has twice the roof)."""
+    roofs = {}
+    for t in sorted({d or mxu["dtype"] for d in dtypes} or {mxu["dtype"]}):
+        rate = float((mxu.get("rate") or {}).get(t, 1.0))
+        roofs.setdefault(2.0 * mxu["rows"] * mxu["cols"] * mxu["count"] * rate * clock_hz, []).append(t)
+    return roofs
+
+
+def roofline(args):
+    plt = _plt()
+    with open(args.report, encoding="utf-8") as f:
+        report = json.load(f)
+    cfg = report["config"]
+    clock_hz = cfg["clock_mhz"] * 1e6
+    mxu = cfg["mxu"]
+    bw_key, bw = (None, args.bandwidth) if args.bandwidth else _find_bandwidth(cfg)
+    xs, ys, names, dtypes, on_chip = _layer_points(report, clock_hz)
     if not xs:
         fail("the report has no layer with cycles and HBM traffic")
     fig, ax = plt.subplots(figsize=(7, 4.8))
+    roofs = _compute_roofs(mxu, clock_hz, dtypes)
     lo, hi = min(xs) / 4, max(xs) * 4
-    if bw:
-        ridge = peak / (bw * 1e9)
-        lo, hi = min(lo, ridge / 4), max(hi, ridge * 4)
-        ax.plot([lo, ridge, hi], [lo * bw * 1e9, peak, peak], "k-", lw=1.5,
-                label=f"roof: {peak / 1e12:.1f} TFLOP/s, {bw:g} GB/s"
-                      + (f" ({bw_key})" if bw_key else ""))
-    else:
-        ax.plot([lo, hi], [peak, peak], "k-", lw=1.5,
-                label=f"compute roof {peak / 1e12:.1f} TFLOP/s (no memory bandwidth known: "
-                      f"--bandwidth GBPS)")
+    for peak, types in sorted(roofs.items(), reverse=True):
+        what = f"{peak / 1e12:.1f} TFLOP/s ({', '.join(types)})"
+        if bw:
+            ridge = peak / (bw * 1e9)
+            lo, hi = min(lo, ridge / 4), max(hi, ridge * 4)
+            ax.plot([lo, ridge, hi], [lo * bw * 1e9, peak, peak], "-", lw=1.5,
+                    label=f"roof: {what}, {bw:g} GB/s" + (f" ({bw_key})" if bw_key else ""))
+        else:
+            ax.plot([lo, hi], [peak, peak], "-", lw=1.5,
+                    label=f"compute roof {what} (no memory bandwidth known: --bandwidth GBPS)")
     ax.scatter(xs, ys, zorder=3)
     for x, y, name in zip(xs, ys, names):
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
@@ -439,6 +534,17 @@ def _pack_bars(report):
     return bars
 
 
+def _chip_settings(cfg):
+    """', 4 x 64x256 bf16 MXUs, 1843 GB/s': what a run's config set, which its preset name does
+    not say when the run overrode keys."""
+    mxu = cfg.get("mxu") or {}
+    if not all(k in mxu for k in ("count", "rows", "cols", "dtype")):
+        return ""
+    _, bw = _find_bandwidth(cfg)
+    return (f", {mxu['count']} x {mxu['rows']}x{mxu['cols']} {mxu['dtype']} MXUs"
+            + (f", {bw:.0f} GB/s" if bw and not (cfg.get("memory") or {}).get("ideal") else ""))
+
+
 def energy(args):
     target = args.source
     bars = []  # (label, {component: pJ})
@@ -463,9 +569,9 @@ def energy(args):
         else:
             e = _energy_of(report, flat=False)
             if e:
-                name = (report.get("config") or {}).get("name", "?")
-                bars.append((f"{name} x {(report.get('workload') or {}).get('name', '?')}", e))
-                title += f": {bars[-1][0]}"
+                cfg = report.get("config") or {}
+                bars.append((f"{cfg.get('name', '?')} x {(report.get('workload') or {}).get('name', '?')}", e))
+                title += f": {bars[-1][0]}" + _chip_settings(cfg)
         outdir = args.output or os.path.dirname(os.path.abspath(target))
     if not bars:
         fail(f"{target}: no point carries energy_pj per component: add energy_pj.* to the "
@@ -475,16 +581,21 @@ def energy(args):
     for _, e in bars:
         components += [c for c in e if c not in components and c != "total"]
     components = components or ["total"]
-    fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(bars) + 3), 4.5))
+    width = max(5, 0.5 * len(bars) + 3)
+    fig, ax = plt.subplots(figsize=(width, 4.5))
+    # The unit that keeps the tallest bar between 1 and 1000: pJ up to J.
+    tallest = max(sum(v for k, v in e.items() if k != "total") or e.get("total", 0.0) for _, e in bars)
+    scale, name = next(((s, n) for s, n in ((1e12, "J"), (1e9, "mJ"), (1e6, "µJ"), (1e3, "nJ"))
+                        if tallest >= s), (1.0, "pJ"))
     bottom = [0.0] * len(bars)
     for c in components:
-        vals = [e.get(c, 0.0) / 1e6 for _, e in bars]  # pJ -> uJ
+        vals = [e.get(c, 0.0) / scale for _, e in bars]
         ax.bar(range(len(bars)), vals, bottom=bottom, label=c)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(range(len(bars)), [label for label, _ in bars], rotation=45, ha="right",
                   fontsize=7)
-    ax.set_ylabel("energy (µJ)")
-    ax.set_title(textwrap.fill(title, 70), fontsize=9)
+    ax.set_ylabel(f"energy ({name})")
+    ax.set_title(textwrap.fill(title, int(width * 12)), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return [_save(fig, outdir, "energy.png")]

@@ -31,7 +31,9 @@ ChipArea chip_area(const ChipConfig& config) {
   const double bus_bits = static_cast<double>(config.hbm.pseudo_channel_count() * config.hbm.bus_bits);
   set(AreaBlock::memory_phy, bus_bits / 1024.0 * a.memory_phy_mm2_per_kbit);
   const bool linked = config.ici.topology != IciTopologyKind::none;
-  set(AreaBlock::ici, linked ? static_cast<double>(config.ici.ports) * a.ici_mm2_per_port : 0.0);
+  // SerDes area grows with the lanes, so with the bandwidth a port carries.
+  set(AreaBlock::ici,
+      linked ? static_cast<double>(config.ici.ports) * config.ici.link_gbps * a.ici_mm2_per_gbps : 0.0);
   // The uncore is a share of the die: blocks / (1 - share) - blocks.
   const double blocks = out.total();
   set(AreaBlock::uncore, blocks * a.uncore_fraction / (1.0 - a.uncore_fraction));

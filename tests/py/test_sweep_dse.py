@@ -83,19 +83,19 @@ def test_sizes_are_numbers_with_a_mib_column_and_the_front_is_marked(tmp_path):
     assert csv[0].split(",")[4:6] == ["sram.vmem_bytes", "sram.vmem_mib"] and ",16384," in csv[1]
 
 
-@pytest.mark.parametrize("change, message, line", [
-    ("totals.seconds", "metric 'totals.secnds': totals has no 'secnds' (did you mean 'seconds'?)", 7),
-    ("mxu.rows: [4, 8]", "grid 'mxu.rows': mixed types (numbers and strings)", 6),
-    ("mxu.rows: [4, 8]", "grid 'mxu.rows': expected a non-empty list of values", 6),
+LIST_MIXED = "list:\n  - {sram.accumulators_bytes: 64 KiB}\n  - {sram.accumulators_bytes: 131072}\n"
+
+
+@pytest.mark.parametrize("old, new, message, line", [
+    ("totals.seconds", "totals.secnds", "metric 'totals.secnds': totals has no 'secnds' (did you mean 'seconds'?)", 7),
+    ("[4, 8]", "[4, '8']", "grid 'mxu.rows': mixed types (numbers and strings)", 6),
+    ("[4, 8]", "[]", "grid 'mxu.rows': expected a non-empty list of values", 6),
+    ("metrics:", "list: []\nmetrics:", "'list': expected a non-empty list of {key: value} maps", 7),
+    ("metrics:", LIST_MIXED + "metrics:", "list 'sram.accumulators_bytes': mixed types (a string in entry 1, "
+     "a number in entry 2)", 9),
 ])
-def test_bad_spec_stops_before_anything_runs(tmp_path, change, message, line):
-    text = SPEC
-    if "secnds" in message:
-        text = text.replace("totals.seconds", "totals.secnds")
-    elif "mixed" in message:
-        text = text.replace("[4, 8]", "[4, '8']")
-    else:
-        text = text.replace("[4, 8]", "[]")
+def test_bad_spec_stops_before_anything_runs(tmp_path, old, new, message, line):
+    text = SPEC.replace(old, new)
     spec = tmp_path / "spec.yaml"
     spec.write_text(text)
     r = sweep_cli(spec, "-o", tmp_path / "out", "-q")
@@ -169,11 +169,22 @@ def test_design_space_specs_load():
     # docs/design-space.md's study and its benchmark slice: checked (metrics, constraints,
     # objectives) and expanded without running anything.
     study = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "design-space.yaml")
-    assert len(systolic.sweep.expand(study)) == 216
+    points = systolic.sweep.expand(study)
+    assert len(points) == 540
     assert [c.column for c in study.constraints] == ["area_mm2.total", "power_w.total"]
     assert [o.column for o in study.objectives] == ["efficiency.tokens_per_s", "area_mm2.total"]
     bench = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "bench-design-space.yaml")
     assert len(systolic.sweep.expand(bench)) == 108
+    # No what-if: every point's HBM is the stacks it pays PHY area for, 16 GiB and 460.8 GB/s
+    # each (HBM2E), and holds the model's largest footprint (12.6 GiB of bf16 weights + 8 GiB of
+    # KV cache at 8 x 2048).
+    for p in points:
+        hbm = p.config["hbm"]
+        stacks = hbm["channels"] * hbm["pseudo_channels"] * hbm["bus_bits"] / 1024
+        assert stacks in (2, 4) and hbm["capacity_bytes"] == stacks * 16 * 2**30
+        assert stacks * 1024 * hbm["data_rate_gbps"] / 8 == pytest.approx(stacks * 460.8)
+        assert p.config["energy"]["hbm_static_w"] == 1.5 * stacks
+        assert not p.config["memory"]["ideal"]
 
 
 def test_energy_plot_of_a_pack_report(tmp_path):
@@ -185,3 +196,75 @@ def test_energy_plot_of_a_pack_report(tmp_path):
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "plot_sweep.py"), "energy",
                            str(tmp_path / "report.json")], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0 and (tmp_path / "energy.png").exists(), proc.stderr
+
+
+def test_bad_objective_from_python_raises_writing_nothing(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    with pytest.raises(systolic.InputError, match="direction 'up' is not max or min"):
+        systolic.sweep(spec, tmp_path / "out", jobs=1, progress=False, pareto="totals.seconds:up,area_mm2:min")
+    with pytest.raises(systolic.InputError, match="no results column 'watts'"):
+        systolic.sweep(spec, tmp_path / "out", jobs=1, progress=False, constraints=["watts <= 1"])
+    assert not (tmp_path / "out").exists()
+
+
+def _plot_module():
+    import importlib.util
+    loader = importlib.util.spec_from_file_location("plot_sweep", REPO / "scripts" / "plot_sweep.py")
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return module
+
+
+def test_pareto_plot_draws_one_panel_per_front(tmp_path):
+    # Two phases of GPT-2 over two array sizes: the sweep keeps one front per phase, and the plot
+    # one panel per front, each panel's red points being its phase's front.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""config: {V4I}
+workload: {GPT2}
+bucket: 1x64
+grid:
+  mxu.rows: [64, 128]
+  phase: [prefill, decode]
+metrics: [efficiency.tokens_per_s, area_mm2.total, power_w.total]
+pareto: [tokens_per_s:max, area_mm2:min, power_w:min]
+""")
+    frame = systolic.sweep(spec, tmp_path / "out", jobs=2, progress=False)
+    plot = _plot_module()
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "plot_sweep.py"), "pareto", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and (tmp_path / "out" / "pareto.png").exists(), proc.stderr
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    panels = plot.front_panels(rows, plot.spec_of(str(tmp_path / "out")), list(rows[0]))[1]
+    assert sorted(k[-1] for k in panels) == ["decode", "prefill"]
+    for (_, phase), members in panels.items():
+        want = set(frame[(frame["phase"] == phase) & frame["pareto"]]["point"].astype(str))
+        assert {r["point"] for r in members if r["pareto"] == "true"} == want
+
+
+def test_roofline_counts_the_mac_rate_of_each_type(tmp_path):
+    # int8 on tpu-v5e packs two products per PE-cycle (mxu.rate.int8 = 2): a compute-bound int8
+    # GEMM runs above the bf16 roof, and must sit under the int8 one and under the memory roof.
+    gemm = tmp_path / "g.yaml"
+    gemm.write_text("gemms:\n  - {name: big, m: 2048, k: 2048, n: 2048, dtype: int8}\n"
+                    "  - {name: thin, m: 8, k: 2048, n: 2048, dtype: int8}\n")
+    subprocess.run([str(CLI), "run", "-q", "-c", REPO / "configs" / "tpu-v5e.yaml", "-w", gemm,
+                    "--set", "mxu.dtype=int8", "-o", tmp_path], check=True, env=ENV, capture_output=True)
+    import json
+    report = json.loads((tmp_path / "report.json").read_text())
+    plot = _plot_module()
+    clock = report["config"]["clock_mhz"] * 1e6
+    xs, ys, names, dtypes, _ = plot._layer_points(report, clock)
+    roofs = plot._compute_roofs(report["config"]["mxu"], clock, dtypes)
+    assert list(roofs.values()) == [["int8"]]
+    peak = next(iter(roofs))
+    mxu = report["config"]["mxu"]
+    assert peak == 2 * 2 * mxu["rows"] * mxu["cols"] * mxu["count"] * clock  # rate 2
+    bw = plot._find_bandwidth(report["config"])[1] * 1e9
+    for x, y, name in zip(xs, ys, names):
+        assert y <= peak * (1 + 1e-9) and y <= x * bw * (1 + 1e-9), name
+    assert max(ys) > peak / 2, "the compute-bound GEMM should beat the rate-1 roof"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "plot_sweep.py"), "roofline",
+                           str(tmp_path / "report.json")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and (tmp_path / "roofline.png").exists(), proc.stderr

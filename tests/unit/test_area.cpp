@@ -92,3 +92,20 @@ TEST_CASE("Die cost: gross dies, Poisson yield, wafer price", "[area]") {
   CHECK(c.yield == Approx(std::exp(-0.1)));
   CHECK(c.usd == Approx(9346.0 / (640.22 * std::exp(-0.1))).epsilon(1e-4));
 }
+
+TEST_CASE("Off-die interfaces: HBM stacks and ICI bandwidth as LLMCompass measured them", "[area]") {
+  // Zhang et al., ISCA 2024, Table II / cost_model.py, at 7 nm (96.3 MTr/mm^2): an HBM2e stack's
+  // PHY 10.45 mm^2 + controller 552.743 MTr = 16.19 mm^2; an NVLink3 link (25 GB/s a direction)
+  // 1.888 mm^2 + 74.632 MTr = 2.663 mm^2.
+  const double stack = 10.45 + 552.743 / 96.3, per_gbps = (1.888 + 74.632 / 96.3) / 25.0;
+  CHECK(stack == Approx(16.19).epsilon(1e-3));
+  // TPU v4i: two stacks (16 channels x 2 pseudo-channels x 64 bit = 2048 bits); HBM2E at 4 stacks.
+  CHECK(chip_area(preset("tpu-v4i")).of(AreaBlock::memory_phy) == Approx(2 * stack));
+  CHECK(chip_area(preset("tpu-v4i", {"hbm.channels=32"})).of(AreaBlock::memory_phy) == Approx(4 * stack));
+  // tpu-v5e-8: 4 ports of 45 GB/s; twice the bandwidth, twice the SerDes; one chip alone has none.
+  const double ici = 4 * 45 * per_gbps;
+  CHECK(chip_area(preset("tpu-v5e-8")).of(AreaBlock::ici) == Approx(ici));
+  CHECK(ici == Approx(19.17).epsilon(1e-3));
+  CHECK(chip_area(preset("tpu-v5e-8", {"ici.link_gbps=90"})).of(AreaBlock::ici) == Approx(2 * ici));
+  CHECK(chip_area(preset("tpu-v5e")).of(AreaBlock::ici) == 0.0);
+}

@@ -41,7 +41,7 @@ from systolic._point import file_sha256, run_point
 from systolic._sweep_metrics import check_metric, expected_columns, reference_report
 
 __all__ = ["SpecError", "Spec", "Point", "load_spec", "expand", "run_sweep", "main",
-           "DB_NAME", "CSV_NAME", "SCHEMA_VERSION"]
+           "DB_NAME", "CSV_NAME", "SCHEMA_VERSION", "front_group_columns"]
 
 DB_NAME = "sweep.sqlite"
 CSV_NAME = "results.csv"
@@ -422,9 +422,10 @@ def load_spec(spec, base_dir=None):
     _check_keys(grid, known, config, lines, "grid", pack_spec=pack_spec)
 
     cases = []
-    raw_list = data.get("list") or []
-    if not isinstance(raw_list, list):
-        raise lines.error("'list': expected a list of {key: value} maps", "list")
+    raw_list = data.get("list", [])
+    if not isinstance(raw_list, list) or ("list" in data and not raw_list):
+        raise lines.error("'list': expected a non-empty list of {key: value} maps (or no 'list')", "list")
+    kinds = {}  # the kind of value each key takes in the list: all entries alike, as in a grid
     for i, case in enumerate(raw_list):
         flat = _flat_overrides(case, lines, "list", i)
         _check_keys(flat, known, config, lines, "list", i, pack_spec=pack_spec)
@@ -437,6 +438,11 @@ def load_spec(spec, base_dir=None):
             if key == "model" and pack_spec:
                 raise lines.error("'model': sweep models with grid: {model: [A.yaml, B.yaml]} or 'pack: "
                                   "model:'; a list entry cannot change it", "list", i)
+            kind = kinds.setdefault(key, (_value_kind(flat[key]), i))
+            if kind[0] != _value_kind(flat[key]):
+                raise lines.error(f"list '{key}': mixed types (a {kind[0]} in entry {kind[1] + 1}, a "
+                                  f"{_value_kind(flat[key])} in entry {i + 1}): write every value the same "
+                                  f"way, e.g. all sizes as '16 MiB' or all as bytes", "list", i)
         cases.append(flat)
     if pack_spec:
         _serving.check_required(pack, base_set, grid, cases, lines)
@@ -1105,15 +1111,22 @@ def run_sweep(spec, outdir, jobs=None, dask=None, retry_failed=False, progress=T
             lock.close()
 
 
+def front_group_columns(swept_keys, serving):
+    """The results columns that split a sweep into Pareto fronts: the workload and its swept
+    shape keys (a decode step's tokens/s is not a prefill's), or for a serving sweep the model
+    and the offered traffic (serving_sweep.FRONT_GROUPS). scripts/plot_sweep.py draws a panel
+    per front by the same rule."""
+    front_keys = _serving.FRONT_GROUPS if serving else WORKLOAD_KEYS
+    return ["workload"] + [k for k in swept_keys if k in front_keys]
+
+
 def _frame(spec, points, store, stats, outdir=None):
     """The results as a DataFrame (and results.csv). attrs["failed"] counts every failed point
     of the spec, those recorded by earlier runs too; "failed_now" this run's only."""
     import pandas as pd
 
     cols, rows = results_table(spec, points, store)
-    # One front per workload and shape, or per model and offered traffic (serving_sweep).
-    front_keys = _serving.FRONT_GROUPS if spec.pack is not None else WORKLOAD_KEYS
-    groups = ["workload"] + [k for k in spec.swept_keys if k in front_keys]
+    groups = front_group_columns(spec.swept_keys, spec.pack is not None)
     cols, rows = _pareto.annotate(cols, rows, spec.constraints, spec.objectives, groups)
     if outdir is not None:
         write_csv(os.path.join(outdir, CSV_NAME), cols, rows)
