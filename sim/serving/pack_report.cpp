@@ -113,9 +113,11 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
       serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], setup.replicas, router);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
-    json rep = replay(sim, log, serve[i].buckets, setup.pack);
+    serving::ServeOptions options = serve[i];
+    options.record_lanes = with_lanes && i == 0;  // the lane view is the first set's
     serving::ServeResult result =
-        serving::serve_replicas(log, r.scheduler, cost, serve[i], setup.replicas, router);
+        serving::serve_replicas(log, r.scheduler, cost, options, setup.replicas, router);
+    json rep = work_table(sim, log, serve[i].buckets, result);
     rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
     // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
@@ -125,6 +127,10 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
                       {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, setup.slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
+    if (options.record_lanes)
+      out.lanes =
+          packing::lanes_json({serve[i].buckets.name, setup.pack.packer, setup.pack.window_ms}, result.lanes);
+    result.lanes.clear();
     out.serving.push_back(std::move(result));
     replays.push_back(std::move(rep));
   }
@@ -134,7 +140,6 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
   for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
-  if (with_lanes) out.lanes = packing::lanes_json(packing::pack(log.requests, serve[0].buckets, setup.pack));
   return out;
 }
 

@@ -140,6 +140,17 @@ packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r
   return options;
 }
 
+// How the static-shape schedulers fill their prefill steps: the packer, the batching window,
+// runtime shapes (docs/serving.md, "Packing prefill steps").
+void apply_packing(const packing::PackOptions& pack, serving::ServeOptions& o) {
+  o.packer = pack.packer;
+  o.window_s = pack.window_ms / 1000;
+  o.compile_new_shapes = pack.compile_new_shapes;
+  o.compile_stall_s = pack.compile_stall_s;
+  o.compile_granule = pack.compile_granule;
+  o.compile_pad_threshold = pack.compile_pad_threshold;
+}
+
 // The model at one shape on chip 0 of a replica: its share of the model with tp > 1.
 Workload chip_share(const std::string& model, packing::Phase phase, packing::Shape shape, int64_t tp) {
   WorkloadOptions options = shape_options(phase, shape);
@@ -243,6 +254,7 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
     s.serve.push_back(serve_options(s.replica, r.tp, r.model, set, s.pack.overflow, r.chunk_tokens));
     s.serve.back().prefill_chips = prefill_chips;
     s.serve.back().decode_chips = decode_chips;
+    apply_packing(s.pack, s.serve.back());
     serving::validate_common(s.serve.back());
     scheduler.validate(s.serve.back());
   }

@@ -198,7 +198,7 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
          overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False,
          scheduler="continuous", chunk_tokens=None, slo_ttft_s=None, slo_tbt_s=None, replicas=None,
          router="round-robin", rate_scale=None, poisson_qps=None, poisson_requests=None, seed=1, tp=1,
-         prefill_chips=None, decode_chips=None):
+         prefill_chips=None, decode_chips=None, outdir=None, timeline=None, lanes=None, lanes_html=None):
     """Replays a request log through one or more bucket sets on `config` and serves it through a
     scheduler, as `systolic pack -m MODEL --requests LOG --buckets B ...` does; every keyword is
     one of its flags (docs/python.md has the table; None: the flag not given). The Result's to_dict() equals the
@@ -206,7 +206,11 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
 
     scheduler: one name, or several (a list, or names separated by commas, as --scheduler): then
     a list of Results, one per scheduler in that order, as `pack --scheduler a,b` writes
-    <outdir>/<scheduler>/report.json."""
+    <outdir>/<scheduler>/report.json.
+
+    outdir=DIR writes the files `systolic pack -o DIR` writes (report.json, requests.csv, and
+    comparison.csv for several schedulers), and with it timeline=, lanes=, lanes_html= those of
+    --timeline, --lanes, --lanes-html; the same bytes as the CLI's."""
     if isinstance(buckets, (str, _os.PathLike)):
         buckets = [buckets]
     names = scheduler if isinstance(scheduler, str) else ",".join(scheduler)
@@ -226,7 +230,8 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
     results = [Result(r) for r in _systolic.pack(
         _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packer,
         float(window_ms), overflow, bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines),
-        serving)]
+        serving, None if outdir is None else _os.fspath(outdir),
+        *("" if p is None else _os.fspath(p) for p in (timeline, lanes, lanes_html)))]
     return results[0] if isinstance(scheduler, str) and "," not in scheduler else results
 
 
