@@ -43,10 +43,22 @@ void add_outputs(const PackOutput& out, const std::filesystem::path& dir, const 
 
 std::vector<PackOutput> pack_variants(const ChipConfig& config, const PackRequest& r,
                                       const PackPaths& paths) {
-  const std::vector<std::string> schedulers = scheduler_list(r.scheduler);
+  const std::vector<PackRequest> variants = pack_variant_requests(r);
   const bool timeline = !paths.timeline.empty(), lanes = !paths.lanes.empty() || !paths.lanes_html.empty();
-  if (schedulers.size() == 1) return {pack_report(config, r, timeline, lanes)};
-  return pack_compare(config, r, schedulers, timeline, lanes);
+  if (variants.size() == 1) return {pack_report(config, variants[0], timeline, lanes)};
+  return pack_compare(config, variants, timeline, lanes);
+}
+
+std::string variant_name(const std::vector<PackOutput>& variants, size_t i) {
+  const auto& policy = variants[i].report["policy"];
+  bool schedulers = false, packers = false;
+  for (const PackOutput& v : variants) {
+    schedulers |= v.report["policy"]["scheduler"] != policy["scheduler"];
+    packers |= v.report["policy"]["packer"] != policy["packer"];
+  }
+  const auto scheduler = policy["scheduler"].get<std::string>(), packer = policy["packer"].get<std::string>();
+  if (schedulers && packers) return scheduler + "-" + packer;
+  return packers ? packer : scheduler;
 }
 
 Files pack_files(const std::vector<PackOutput>& variants, const PackPaths& paths) {
@@ -55,9 +67,9 @@ Files pack_files(const std::vector<PackOutput>& variants, const PackPaths& paths
   if (variants.size() == 1) {
     add_outputs(variants[0], dir, paths.timeline, files);
   } else {
-    for (const PackOutput& v : variants) {
-      const auto scheduler = v.report["policy"]["scheduler"].get<std::string>();
-      add_outputs(v, dir / scheduler, paths.timeline.empty() ? "" : with_suffix(paths.timeline, scheduler),
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const std::string name = variant_name(variants, i);
+      add_outputs(variants[i], dir / name, paths.timeline.empty() ? "" : with_suffix(paths.timeline, name),
                   files);
     }
     files.emplace_back((dir / "comparison.csv").string(), comparison_csv(variants));

@@ -22,14 +22,19 @@ struct PackPaths {
   std::string lanes_html;  // the same as a page
 };
 
-// One PackOutput per scheduler of request.scheduler (names separated by commas: serve_compare),
-// with the timeline and the lane view when `paths` asks for them.
+// One PackOutput per variant of the request (every scheduler of --scheduler with every packer of
+// --policy, names separated by commas; compare.hpp), with the timeline and the lane view when
+// `paths` asks for them.
 std::vector<PackOutput> pack_variants(const ChipConfig& config, const PackRequest& request,
                                       const PackPaths& paths);
 
-// (path, text) of every file: one scheduler's report.json and requests CSVs in outdir; several
-// schedulers' each in outdir/<scheduler>/ (a timeline as <timeline>-<scheduler>.json), plus
-// outdir/comparison.csv; the lane view once (it is the first scheduler's).
+// The folder of variant i among `variants`: its scheduler, its packer, or <scheduler>-<packer>,
+// by which of the two differ between the variants.
+std::string variant_name(const std::vector<PackOutput>& variants, size_t i);
+
+// (path, text) of every file: one variant's report.json and requests CSVs in outdir; several
+// variants' each in outdir/<variant_name>/ (a timeline as <timeline>-<variant_name>.json), plus
+// outdir/comparison.csv; the lane view once (it is the first variant's).
 std::vector<std::pair<std::string, std::string>> pack_files(const std::vector<PackOutput>& variants,
                                                             const PackPaths& paths);
 

@@ -152,21 +152,15 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   return serve_all_sets(config, r, setup, sim, with_timeline, with_lanes);
 }
 
-std::vector<PackOutput> pack_compare(const ChipConfig& config, const PackRequest& r,
-                                     const std::vector<std::string>& schedulers, bool with_timeline,
-                                     bool with_lanes) {
-  std::vector<PackRequest> requests;
+std::vector<PackOutput> pack_compare(const ChipConfig& config, const std::vector<PackRequest>& variants,
+                                     bool with_timeline, bool with_lanes) {
   std::vector<ServingSetup> setups;
-  for (const std::string& s : schedulers) {
-    requests.push_back(r);
-    requests.back().scheduler = s;
-    setups.push_back(prepare_serving(config, requests.back()));
-  }
-  // The variants differ only by scheduler: one replica, so one cache of simulated shapes.
-  ShapeSimulator sim(setups[0].replica, r.model, setups[0].tp);
+  for (const PackRequest& v : variants) setups.push_back(prepare_serving(config, v));
+  // The variants differ only by scheduler and packer: one replica, so one cache of simulated shapes.
+  ShapeSimulator sim(setups[0].replica, variants[0].model, setups[0].tp);
   std::vector<PackOutput> out;
   for (size_t i = 0; i < setups.size(); ++i)
-    out.push_back(serve_all_sets(config, requests[i], setups[i], sim, with_timeline, with_lanes));
+    out.push_back(serve_all_sets(config, variants[i], setups[i], sim, with_timeline, with_lanes));
   return out;
 }
 

@@ -204,9 +204,9 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
     one of its flags (docs/python.md has the table; None: the flag not given). The Result's to_dict() equals the
     CLI's report.json; .buckets is a DataFrame of the first set's per-shape rows.
 
-    scheduler: one name, or several (a list, or names separated by commas, as --scheduler): then
-    a list of Results, one per scheduler in that order, as `pack --scheduler a,b` writes
-    <outdir>/<scheduler>/report.json.
+    scheduler, packer: one name, or several (a list, or names separated by commas, as
+    --scheduler and --policy): then a list of Results, one per variant (every scheduler with
+    every packer, schedulers outer), as `pack --scheduler a,b` writes <outdir>/<scheduler>/report.json.
 
     outdir=DIR writes the files `systolic pack -o DIR` writes (report.json, requests.csv, and
     comparison.csv for several schedulers), and with it timeline=, lanes=, lanes_html= those of
@@ -214,6 +214,7 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
     if isinstance(buckets, (str, _os.PathLike)):
         buckets = [buckets]
     names = scheduler if isinstance(scheduler, str) else ",".join(scheduler)
+    packers = packer if isinstance(packer, str) else ",".join(packer)
     def whole(v):  # an integer (numpy's too); 2.0 is not a count of replicas
         return None if v is None else _operator.index(v)
 
@@ -228,11 +229,12 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
                "poisson_requests": whole(poisson_requests), "seed": whole(seed), "tp": whole(tp),
                "prefill_chips": whole(prefill_chips), "decode_chips": whole(decode_chips)}
     results = [Result(r) for r in _systolic.pack(
-        _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packer,
+        _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packers,
         float(window_ms), overflow, bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines),
         serving, None if outdir is None else _os.fspath(outdir),
         *("" if p is None else _os.fspath(p) for p in (timeline, lanes, lanes_html)))]
-    return results[0] if isinstance(scheduler, str) and "," not in scheduler else results
+    one = [isinstance(v, str) and "," not in v for v in (scheduler, packer)]
+    return results[0] if all(one) else results
 
 
 def compile(config, workload, output=None, bucket=None, phase="prefill",  # noqa: A001
