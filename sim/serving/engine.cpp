@@ -223,22 +223,44 @@ void Engine::attribute(const std::vector<Work>& works, int64_t positions, double
   }
 }
 
-// The static prefill step's lanes: each work a segment of its lane, in order, at the request's
-// prompt offset so far; a lane holding more than S tokens is a scheduler bug.
-void Engine::lay_out_lanes(const Step& step) {
+// The attention cells of a static prefill step, as attention_cells (packing/metrics.hpp) counts
+// a lane: each lane's S x S rectangle, each segment's square useful, the rest of the used square
+// cross, the remainder pad. Counted from per-lane sums (no lanes built: this runs every step); a
+// lane holding more than S tokens is a scheduler bug.
+packing::AttentionCells Engine::prefill_cells(const Step& step) {
   const Shape& shape = step.prefill_shape;
-  lanes_.assign(static_cast<size_t>(shape.batch), packing::Lane{});
+  lane_used_.assign(static_cast<size_t>(shape.batch), 0);
+  packing::AttentionCells c;
   for (const Work& w : step.prefill) {
-    packing::Lane& lane = lanes_[static_cast<size_t>(w.lane)];
+    lane_used_[static_cast<size_t>(w.lane)] += w.prefill_tokens;
+    c.useful += w.prefill_tokens * w.prefill_tokens;
+  }
+  int64_t used_squares = 0;
+  for (size_t k = 0; k < lane_used_.size(); ++k) {
+    if (lane_used_[k] > shape.length)
+      broken(fmt::format("lane {} of {} overfilled", k, packing::to_string(shape)));
+    used_squares += lane_used_[k] * lane_used_[k];
+  }
+  c.computed = shape.batch * shape.length * shape.length;
+  c.cross = used_squares - c.useful;
+  c.pad = c.computed - used_squares;
+  return c;
+}
+
+// The lane view of a static prefill step: each work a segment of its lane, in order, at the
+// request's prompt offset so far.
+void Engine::record_lanes(const Step& step) {
+  std::vector<packing::Lane> lanes(static_cast<size_t>(step.prefill_shape.batch));
+  for (const Work& w : step.prefill) {
+    packing::Lane& lane = lanes[static_cast<size_t>(w.lane)];
     packing::Segment s;
     s.request_id = w.request;
     s.offset = lane.used();
     s.tokens = w.prefill_tokens;
     s.request_offset = record(w.request).prefilled_tokens;
-    if (s.offset + s.tokens > shape.length)
-      broken(fmt::format("lane {} of {} overfilled", w.lane, packing::to_string(shape)));
     lane.segments.push_back(s);
   }
+  recorded_.push_back({step.prefill_shape, now_, 0, step.runtime_prefill, std::move(lanes)});
 }
 
 // Adds one part of the step to the work table: its tokens, its attention cells (prefill: each
@@ -260,9 +282,8 @@ void Engine::account(Phase phase, const Step& step, const StepCharge& charge) {
     part.runtime_shape = prefill && step.runtime_prefill;
   }
   if (prefill && !step.varlen) {
-    lay_out_lanes(step);
-    for (const packing::Lane& lane : lanes_) part.cells += packing::attention_cells(lane, part.shape.length);
-    if (options_.record_lanes) recorded_.push_back({part.shape, now_, 0, part.runtime_shape, lanes_});
+    part.cells = prefill_cells(step);
+    if (options_.record_lanes) record_lanes(step);
   } else {
     for (const Work& w : works) {
       const RequestRecord& r = record(w.request);

@@ -220,7 +220,8 @@ class Engine {
   void account(Phase phase, const Step& step, const StepCharge& charge);
   void emit_token(RequestRecord& r);
   void check_part(Phase phase, const Step& step) const;
-  void lay_out_lanes(const Step& step);
+  packing::AttentionCells prefill_cells(const Step& step);
+  void record_lanes(const Step& step);
 
   const StepCost& cost_;
   const ServeOptions& options_;
@@ -240,7 +241,7 @@ class Engine {
   ServeTotals totals_;
   WorkTable table_;
   std::set<Shape> compiled_;          // runtime prefill shapes compiled so far
-  std::vector<packing::Lane> lanes_;  // the static prefill step's lanes (lay_out_lanes)
+  std::vector<int64_t> lane_used_;    // scratch: tokens per lane of a prefill step (prefill_cells)
   std::vector<packing::LaneInstance> recorded_;
   std::vector<int64_t> lengths_;  // scratch for varlen costs
 };

@@ -23,16 +23,21 @@ void add_counts(ShapeWork& into, const ShapeWork& w) {
 }  // namespace
 
 void WorkTable::add(const ShapeWork& part, const std::vector<Work>& works) {
-  auto [it, fresh] = rows_.try_emplace(key_of(part));
-  Row& row = it->second;
-  if (fresh) {
-    row.work = ShapeWork{};  // the key's fields, no counts yet
-    row.work.phase = part.phase;
-    row.work.varlen = part.varlen;
-    row.work.shape = part.shape;
-    row.work.runtime_shape = part.runtime_shape;
-    row.seen.assign(requests_, false);
+  const Key key = key_of(part);
+  const auto phase = static_cast<size_t>(part.phase);
+  if (!last_[phase] || last_key_[phase] != key) {
+    auto [it, fresh] = rows_.try_emplace(key);
+    if (fresh) {
+      it->second.work.phase = part.phase;
+      it->second.work.varlen = part.varlen;
+      it->second.work.shape = part.shape;
+      it->second.work.runtime_shape = part.runtime_shape;
+      it->second.seen.assign(requests_, false);
+    }
+    last_[phase] = &it->second;
+    last_key_[phase] = key;
   }
+  Row& row = *last_[phase];
   ShapeWork counted = part;
   counted.requests = 0;
   for (const Work& w : works) {

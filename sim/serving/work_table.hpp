@@ -38,6 +38,8 @@ class WorkTable {
  public:
   // `requests`: how many requests the replay has (ids 0..requests-1), to count them per row.
   explicit WorkTable(size_t requests = 0) : requests_(requests) {}
+  WorkTable(const WorkTable&) = delete;  // last_ points into rows_
+  WorkTable& operator=(const WorkTable&) = delete;
   // Adds one part of one step (runs, tokens, cells and charge in `part`; requests from `works`).
   void add(const ShapeWork& part, const std::vector<Work>& works);
   // Prefill rows, then decode rows; static shapes by (L, B), then the varlen row.
@@ -48,8 +50,12 @@ class WorkTable {
     ShapeWork work;
     std::vector<bool> seen;  // by request id
   };
+  using Key = std::tuple<int, bool, int64_t, int64_t>;  // phase, varlen, L, B
   size_t requests_;
-  std::map<std::tuple<int, bool, int64_t, int64_t>, Row> rows_;
+  std::map<Key, Row> rows_;
+  // The row each phase added to last: steps repeat their shapes, so most adds skip the lookup.
+  Row* last_[2] = {nullptr, nullptr};
+  Key last_key_[2];
 };
 
 // The rows of two tables as one, in rows()'s order: requests add up, as every request is on one
