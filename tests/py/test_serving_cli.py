@@ -221,10 +221,19 @@ def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, 
     assert not (tmp_path / "out").exists()
 
 
-def test_chunk_tokens_below_one_exits_2(systolic_bin, tmp_path):
+@pytest.mark.parametrize("args,needle", [
+    (["--chunk-tokens", "0"], "--chunk-tokens 0: expected prompt tokens per step >= 1"),
+    # The [1, C] step is checked as a bucket is: a multiple of the 4x4 array's tile, a length tiny-lm takes.
+    (["--chunk-tokens", "6"], "--chunk-tokens 6: expected a multiple of the array tile, 4 tokens (lcm of mxu.rows 4 "
+                              "and mxu.cols 4): 4 or 8"),
+    (["--chunk-tokens", "100"], "sequence length S = 100 is more than the model's max_seq = 64"),
+    (["--chunk-tokens", "8", "--window", "-1"], "--window -1: expected a batching window in milliseconds >= 0"),
+    (["--chunk-tokens", "8", "--compile-stall", "-5"], "--compile-stall -5: expected the seconds one compilation takes"),
+])
+def test_bad_chunk_and_window_exit_2(systolic_bin, tmp_path, args, needle):
     proc = run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
-                   "--scheduler", "chunked", "--chunk-tokens", "0", "-o", tmp_path / "out", check=False)
-    assert proc.returncode == 2 and "--chunk-tokens 0: expected prompt tokens per step >= 1" in proc.stderr
+                   "--scheduler", "chunked", *args, "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
     assert not (tmp_path / "out").exists()
 
 
