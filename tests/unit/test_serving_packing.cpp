@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "serving_helpers.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/packing/lane_view.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/scheduler.hpp"
@@ -105,12 +106,14 @@ TEST_CASE("serving: decode rows count slot-steps and the KV positions attended",
   CHECK(decode.seconds == Approx(2 * 1.02));
 }
 
-TEST_CASE("serving: the work table sums to the busy time, the energy and the tokens, per scheduler",
-          "[serving]") {
+TEST_CASE(
+    "serving: the work table sums to the busy time, the energy and the tokens, per scheduler and packer",
+    "[serving]") {
   const ClosedFormCost cost({2e-3, 1e-6, 1e-9}, {1e9, 5e5, 10.0});
   const auto log = systolic::testing::poisson_log(300, 20.0, 7, {1, 5000}, {1, 600});
   for (const auto& entry : schedulers().entries()) {
-    for (const char* packer : {"none", "ffd"}) {
+    for (const auto& packer_entry : packing::PackerRegistry::instance().entries()) {
+      const std::string& packer = packer_entry.name;
       INFO(entry.name << " " << packer);
       ServeOptions o = serve_options({{4, 512}, {2, 1024}, {1, 4096}}, {{8, 2048}, {4, 4096}}, 20000);
       o.packer = packer;
