@@ -7,7 +7,6 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/config/config.hpp"
-#include "sim/packing/packer.hpp"
 #include "sim/report/report.hpp"
 #include "sim/serving/capacity_report.hpp"
 
@@ -45,8 +44,6 @@ Command add_capacity_command(CLI::App& app) {
   cmd->add_option("--requests", r.requests, "Request log CSV (Azure format or arrival_s,prompt,output)")
       ->required();
   cmd->add_option("--buckets", o->buckets, "Bucket-set YAML")->required();
-  cmd->add_option("--overflow", r.overflow,
-                  packing::kOverflowNames.choices(" | ") + ": requests longer than every bucket");
   cmd->add_flag("--skip-bad-lines", r.skip_bad_lines, "Count and skip malformed log lines");
   add_serving_options(cmd, r);
   add_search_options(cmd, o->request);

@@ -29,33 +29,42 @@ json lane_json(const Lane& lane, int64_t index, int64_t length) {
           {"segments", segments}};
 }
 
+json instance_json(const LaneInstance& inst, size_t index) {
+  BucketInstance whole;  // all B lanes, for the instance's counts
+  whole.shape = inst.shape;
+  whole.lanes = inst.lanes;
+  whole.lanes.resize(static_cast<size_t>(inst.shape.batch));
+  json lanes = json::array();
+  for (int64_t b = 0; b < inst.shape.batch; ++b)
+    lanes.push_back(lane_json(whole.lanes[static_cast<size_t>(b)], b, inst.shape.length));
+  return {{"index", index},
+          {"shape", {inst.shape.batch, inst.shape.length}},
+          {"replica", inst.replica},
+          {"dispatch_s", inst.dispatch_s},
+          {"runtime_shape", inst.runtime_shape},
+          {"useful_tokens", useful_tokens(whole)},
+          {"pad_tokens", pad_tokens(whole)},
+          {"cells", cells_json(attention_cells(whole))},
+          {"lanes", lanes}};
+}
+
 }  // namespace
 
-json lanes_json(const PackResult& r) {
-  json instances = json::array();
-  for (size_t i = 0; i < r.prefill.size(); ++i) {
-    const BucketInstance& inst = r.prefill[i];
-    json lanes = json::array();
-    // An instance built by the packer has all B lanes; any missing would be empty (all pad).
-    for (int64_t b = 0; b < inst.shape.batch; ++b)
-      lanes.push_back(
-          lane_json(b < static_cast<int64_t>(inst.lanes.size()) ? inst.lanes[static_cast<size_t>(b)] : Lane{},
-                    b, inst.shape.length));
-    instances.push_back({{"index", i},
-                         {"shape", {inst.shape.batch, inst.shape.length}},
-                         {"window", inst.window},
-                         {"dispatch_s", inst.dispatch_s},
-                         {"runtime_shape", inst.runtime_shape},
-                         {"useful_tokens", useful_tokens(inst)},
-                         {"pad_tokens", pad_tokens(inst)},
-                         {"cells", cells_json(attention_cells(inst))},
-                         {"lanes", lanes}});
-  }
+json lanes_json(const LaneViewHeader& header, const std::vector<LaneInstance>& instances) {
+  json out = json::array();
+  for (size_t i = 0; i < instances.size(); ++i) out.push_back(instance_json(instances[i], i));
   return {{"lanes_schema", kLanesSchemaVersion},
-          {"bucket_set", r.bucket_set},
-          {"packer", r.options.packer},
-          {"window_ms", r.options.window_ms},
-          {"instances", instances}};
+          {"bucket_set", header.bucket_set},
+          {"packer", header.packer},
+          {"window_ms", header.window_ms},
+          {"instances", out}};
+}
+
+json lanes_json(const PackResult& r) {
+  std::vector<LaneInstance> instances;
+  for (const BucketInstance& inst : r.prefill)
+    instances.push_back({inst.shape, inst.dispatch_s, 0, inst.runtime_shape, inst.lanes});
+  return lanes_json({r.bucket_set, r.options.packer, r.options.window_ms}, instances);
 }
 
 }  // namespace systolic::packing

@@ -44,7 +44,7 @@ const pct = (a, b) => b ? (100 * a / b).toFixed(1) + " %" : "-";
 const hue = r => (r * 137.508) % 360;
 let current = 0, lane = 0;
 $("head").textContent = "bucket set " + DATA.bucket_set + ", packer " + DATA.packer + ", window " +
-  DATA.window_ms + " ms, " + DATA.instances.length + " prefill instances. Segment ids: 1..k in lane order, 0 on pads.";
+  DATA.window_ms + " ms, " + DATA.instances.length + " prefill steps. Segment ids: 1..k in lane order, 0 on pads.";
 function show(i) {
   if (!DATA.instances.length) { $("summary").textContent = "no prefill instance"; return; }
   current = Math.max(0, Math.min(DATA.instances.length - 1, i));
@@ -52,7 +52,7 @@ function show(i) {
   $("count").textContent = "of 0.." + (DATA.instances.length - 1);
   const inst = DATA.instances[current], S = inst.shape[1], c = inst.cells;
   $("summary").textContent = "[" + inst.shape.join(" x ") + "]" + (inst.runtime_shape ? " (compiled at run time)" : "") +
-    ", window " + inst.window + ", dispatched at " + inst.dispatch_s.toFixed(6) + " s: " + inst.useful_tokens +
+    ", replica " + inst.replica + ", started at " + inst.dispatch_s.toFixed(6) + " s: " + inst.useful_tokens +
     " useful + " + inst.pad_tokens + " pad tokens (" + pct(inst.pad_tokens, inst.shape[0] * S) + "); " +
     pct(c.computed - c.useful, c.computed) + " of attention cells masked (" + c.cross + " cross, " + c.pad + " pad)";
   const box = $("lanes"); box.innerHTML = "";

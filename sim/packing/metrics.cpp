@@ -20,18 +20,19 @@ double ratio(int64_t a, int64_t b) {
   return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
 }
 
-void add(AttentionCells& into, const AttentionCells& c) {
-  into.computed = checked_add(into.computed, c.computed, "attention cells");
-  into.useful = checked_add(into.useful, c.useful, "attention cells");
-  into.cross = checked_add(into.cross, c.cross, "attention cells");
-  into.pad = checked_add(into.pad, c.pad, "attention cells");
-}
-
 void finish(PhaseTotals& t) { t.fill = ratio(t.useful_tokens, t.useful_tokens + t.pad_tokens); }
 
 }  // namespace
 
 double AttentionCells::masked_fraction() const { return ratio(masked(), computed); }
+
+AttentionCells& AttentionCells::operator+=(const AttentionCells& c) {
+  computed = checked_add(computed, c.computed, "attention cells");
+  useful = checked_add(useful, c.useful, "attention cells");
+  cross = checked_add(cross, c.cross, "attention cells");
+  pad = checked_add(pad, c.pad, "attention cells");
+  return *this;
+}
 
 int64_t pad_tokens(const Lane& lane, int64_t length) { return length - lane.used(); }
 
@@ -65,7 +66,7 @@ AttentionCells attention_cells(const Lane& lane, int64_t length) {
 
 AttentionCells attention_cells(const BucketInstance& instance) {
   AttentionCells c;
-  for (const Lane& lane : instance.lanes) add(c, attention_cells(lane, instance.shape.length));
+  for (const Lane& lane : instance.lanes) c += attention_cells(lane, instance.shape.length);
   // Lanes beyond lanes.size() (none when built by the packer) would be all pad.
   const int64_t missing = instance.shape.batch - static_cast<int64_t>(instance.lanes.size());
   if (missing > 0) {
@@ -95,7 +96,7 @@ void add_prefill_rows(const PackResult& r, Summary& s) {
     const int64_t useful = useful_tokens(inst);
     a.row.useful_tokens = checked_add(a.row.useful_tokens, useful, "prefill tokens");
     a.row.pad_tokens = checked_add(a.row.pad_tokens, pad_tokens(inst), "prefill tokens");
-    add(a.row.cells, attention_cells(inst));
+    a.row.cells += attention_cells(inst);
     for (const Lane& lane : inst.lanes) {
       a.row.segments += static_cast<int64_t>(lane.segments.size());
       for (const Segment& seg : lane.segments) a.requests.insert(seg.request_id);
@@ -107,7 +108,7 @@ void add_prefill_rows(const PackResult& r, Summary& s) {
     s.prefill.runs += a.row.runs;
     s.prefill.useful_tokens += a.row.useful_tokens;
     s.prefill.pad_tokens += a.row.pad_tokens;
-    add(s.prefill.cells, a.row.cells);
+    s.prefill.cells += a.row.cells;
     s.shapes.push_back(a.row);
   }
 
@@ -135,7 +136,7 @@ void add_decode_rows(const PackResult& r, Summary& s) {
     s.decode.runs += row.runs;
     s.decode.useful_tokens += row.useful_tokens;
     s.decode.pad_tokens += row.pad_tokens;
-    add(s.decode.cells, row.cells);
+    s.decode.cells += row.cells;
     s.shapes.push_back(row);
   }
 }

@@ -33,6 +33,8 @@ struct AttentionCells {
   int64_t pad = 0;
   int64_t masked() const { return computed - useful; }
   double masked_fraction() const;  // masked / computed (0 when nothing computed)
+  // Sums every count; InputError when one overflows 64 bits.
+  AttentionCells& operator+=(const AttentionCells& c);
 };
 
 int64_t pad_tokens(const Lane& lane, int64_t length);

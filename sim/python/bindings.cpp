@@ -22,10 +22,11 @@
 #include "models/isa/program.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/pipeline.hpp"
-#include "sim/packing/bin_packer.hpp"
 #include "sim/serving/compare.hpp"
+#include "sim/serving/pack_files.hpp"
 #include "sim/serving/pack_report.hpp"
 #include "sim/serving/replay.hpp"
 #include "sim/serving/router.hpp"
@@ -320,29 +321,38 @@ void bind_commands(py::module_& m) {
      "Lowers a workload to a program for this chip, as `systolic compile` does (weight_dtype= etc. as "
      "--weight-dtype etc.).");
 
-  m.def("pack", [](const ConfigHandle& config, const std::string& model, const std::string& requests,
-                   const std::vector<std::string>& buckets, const std::string& packer, double window_ms,
-                   const std::string& overflow, bool compile_new_shapes, double compile_stall_s,
-                   bool skip_bad_lines, const py::dict& serving) {
-    PackRequest r{model, requests, buckets, packer, window_ms, overflow, compile_new_shapes, compile_stall_s,
-                  skip_bad_lines};
-    apply_serving_options(r, serving);
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(sim_mutex());
-    const std::vector<std::string> schedulers = scheduler_list(r.scheduler);
-    std::vector<ResultHandle> out;
-    if (schedulers.size() == 1) {
-      out.push_back(ResultHandle{pack_report(config.config, r).report});
-    } else {
-      for (PackOutput& v : pack_compare(config.config, r, schedulers)) out.push_back(ResultHandle{std::move(v.report)});
-    }
-    return out;
-  }, py::arg("config"), py::arg("model"), py::arg("requests"), py::arg("buckets"),
-     py::arg("packer") = "first-fit-decreasing", py::arg("window_ms") = 0.0, py::arg("overflow") = "reject",
-     py::arg("compile_new_shapes") = false, py::arg("compile_stall_s") = 30.0, py::arg("skip_bad_lines") = false,
-     py::arg("serving") = py::dict(),
-     "Replays a request log through bucket sets, as `systolic pack` does: one Result per scheduler of "
-     "serving['scheduler'] (names separated by commas, as --scheduler).");
+  m.def(
+      "pack",
+      [](const ConfigHandle& config, const std::string& model, const std::string& requests,
+         const std::vector<std::string>& buckets, const std::string& packer, double window_ms,
+         const std::string& overflow, bool compile_new_shapes, double compile_stall_s, bool skip_bad_lines,
+         const py::dict& serving, const std::optional<std::string>& outdir, const std::string& timeline,
+         const std::string& lanes, const std::string& lanes_html) {
+        PackRequest r{model,    requests,           buckets,         packer,        window_ms,
+                      overflow, compile_new_shapes, compile_stall_s, skip_bad_lines};
+        apply_serving_options(r, serving);
+        if (!outdir && !(timeline.empty() && lanes.empty() && lanes_html.empty()))
+          throw InputError(
+              "timeline=, lanes=, lanes_html=: expected with outdir= (pack writes them beside "
+              "report.json, as `systolic pack -o OUTDIR` does)");
+        const PackPaths paths{outdir.value_or(""), timeline, lanes, lanes_html};
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(sim_mutex());
+        std::vector<PackOutput> variants = pack_variants(config.config, r, paths);
+        // The CLI's files, formatted before the first is written (no partial output).
+        if (outdir) write_pack_files(pack_files(variants, paths));
+        std::vector<ResultHandle> out;
+        for (PackOutput& v : variants) out.push_back(ResultHandle{std::move(v.report)});
+        return out;
+      },
+      py::arg("config"), py::arg("model"), py::arg("requests"), py::arg("buckets"),
+      py::arg("packer") = "first-fit-decreasing", py::arg("window_ms") = 0.0, py::arg("overflow") = "reject",
+      py::arg("compile_new_shapes") = false, py::arg("compile_stall_s") = 30.0,
+      py::arg("skip_bad_lines") = false, py::arg("serving") = py::dict(), py::arg("outdir") = py::none(),
+      py::arg("timeline") = "", py::arg("lanes") = "", py::arg("lanes_html") = "",
+      "Replays a request log through bucket sets, as `systolic pack` does: one Result per scheduler of "
+      "serving['scheduler'] (names separated by commas, as --scheduler); with outdir= it writes the CLI's "
+      "files (report.json, requests.csv, comparison.csv, timeline=, lanes=, lanes_html=).");
 
   // The sweep checks a spec's names before any point runs (systolic/serving_sweep.py).
   m.def("check_pack_name", [](const std::string& kind, const std::string& name, const std::string& what) {

@@ -48,6 +48,9 @@ json header(const ChipConfig& config, const CapacityRequest& r, const ServingSet
   j["scheduler"] = p.scheduler;
   j["router"] = p.router;
   j["overflow"] = p.overflow;
+  j["packer"] = setup.pack.packer;
+  j["window_ms"] = p.window_ms;
+  j["compile_new_shapes"] = p.compile_new_shapes;
   j["arrivals"] = {{"rate_scale", p.rate_scale ? json(*p.rate_scale) : json(nullptr)},
                    {"poisson_qps", p.poisson_qps ? json(*p.poisson_qps) : json(nullptr)},
                    {"seed", p.seed}};

@@ -47,34 +47,49 @@ double value(const json& replay, const Column& c) {
   return replay.at(c.at).get<double>() * c.scale;
 }
 
+// Each replay of each variant: its scheduler, packer, bucket set and replay.
 template <typename Row>
 void each_row(const std::vector<PackOutput>& variants, Row&& row) {
   for (const PackOutput& v : variants)
     for (const json& replay : v.report["replays"])
-      row(replay["serving"]["scheduler"].get<std::string>(), replay["bucket_set"].get<std::string>(), replay);
+      row(replay["serving"]["scheduler"].get<std::string>(), v.report["policy"]["packer"].get<std::string>(),
+          replay["bucket_set"].get<std::string>(), replay);
 }
 
 }  // namespace
 
-std::vector<std::string> scheduler_list(const std::string& value) {
+std::vector<std::string> name_list(const std::string& value, const std::string& flag) {
   std::vector<std::string> names;
   std::stringstream in(value);
   for (std::string name; std::getline(in, name, ',');) {
     if (name.empty() || std::find(names.begin(), names.end(), name) != names.end())
-      throw InputError(
-          fmt::format("--scheduler '{}': expected scheduler names separated by commas, each once", value));
+      throw InputError(fmt::format("{} '{}': expected names separated by commas, each once", flag, value));
     names.push_back(name);
   }
-  if (names.empty()) throw InputError("--scheduler '': expected at least one scheduler");
+  if (names.empty()) throw InputError(fmt::format("{} '': expected at least one name", flag));
   return names;
 }
 
+std::vector<std::string> scheduler_list(const std::string& value) { return name_list(value, "--scheduler"); }
+
+std::vector<PackRequest> pack_variant_requests(const PackRequest& r) {
+  std::vector<PackRequest> variants;
+  for (const std::string& scheduler : scheduler_list(r.scheduler))
+    for (const std::string& packer : name_list(r.packer, "--policy")) {
+      variants.push_back(r);
+      variants.back().scheduler = scheduler;
+      variants.back().packer = packer;
+    }
+  return variants;
+}
+
 std::string comparison_csv(const std::vector<PackOutput>& variants) {
-  std::string out = "scheduler,bucket_set";
+  std::string out = "scheduler,packer,bucket_set";
   for (const Column& c : columns()) out += fmt::format(",{}", c.name);
   out += "\n";
-  each_row(variants, [&](const std::string& scheduler, const std::string& set, const json& replay) {
-    out += fmt::format("{},{}", scheduler, set);
+  each_row(variants, [&](const std::string& scheduler, const std::string& packer, const std::string& set,
+                         const json& replay) {
+    out += fmt::format("{},{},{}", scheduler, packer, set);
     for (const Column& c : columns()) {
       const double v = value(replay, c);
       out += std::isnan(v) ? std::string(",") : fmt::format(",{:.9g}", v);
@@ -86,11 +101,12 @@ std::string comparison_csv(const std::vector<PackOutput>& variants) {
 
 std::string format_comparison(const std::vector<PackOutput>& variants) {
   const auto width = [](const Column& c) { return std::max<size_t>(10, std::string(c.name).size()); };
-  std::string out = fmt::format("{:<14} {:<14}", "scheduler", "bucket set");
+  std::string out = fmt::format("{:<14} {:<21} {:<14}", "scheduler", "packer", "bucket set");
   for (const Column& c : columns()) out += fmt::format(" {:>{}}", c.name, width(c));
   out += "\n";
-  each_row(variants, [&](const std::string& scheduler, const std::string& set, const json& replay) {
-    out += fmt::format("{:<14} {:<14}", scheduler, set);
+  each_row(variants, [&](const std::string& scheduler, const std::string& packer, const std::string& set,
+                         const json& replay) {
+    out += fmt::format("{:<14} {:<21} {:<14}", scheduler, packer, set);
     for (const Column& c : columns()) {
       const double v = value(replay, c);
       out += std::isnan(v) ? fmt::format(" {:>{}}", "-", width(c)) : fmt::format(" {:>{}.4g}", v, width(c));

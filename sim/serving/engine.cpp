@@ -36,7 +36,10 @@ double RequestRecord::tbt_mean_s() const {
 
 Engine::Engine(const std::vector<Request>& requests, const StepCost& cost, const ServeOptions& options,
                int64_t kv_pools)
-    : cost_(cost), options_(options), kv_pools_(static_cast<size_t>(std::max<int64_t>(1, kv_pools))) {
+    : cost_(cost),
+      options_(options),
+      kv_pools_(static_cast<size_t>(std::max<int64_t>(1, kv_pools))),
+      table_(requests.size()) {
   records_.reserve(requests.size());
   for (const Request& q : requests) {
     RequestRecord r;
@@ -86,9 +89,16 @@ double Engine::next_arrival_s() const {
                                          : std::numeric_limits<double>::infinity();
 }
 
-bool Engine::wait_for_arrival() {
-  if (next_arrival_ >= records_.size()) return false;
-  now_ = std::max(now_, records_[next_arrival_].arrival_s);
+double Engine::batch_ready_s() const {
+  return waiting_.empty() ? std::numeric_limits<double>::infinity()
+                          : records_[static_cast<size_t>(waiting_.front())].arrival_s + options_.window_s;
+}
+
+bool Engine::wait_for_event() {
+  double next = next_arrival_s();
+  if (const double ready = batch_ready_s(); ready > now_) next = std::min(next, ready);
+  if (!std::isfinite(next)) return false;
+  now_ = std::max(now_, next);
   return true;
 }
 
@@ -122,7 +132,8 @@ void Engine::check_part(Phase phase, const Step& step) const {
     if (!prefill && !(prefilled(r.id) && now_ >= r.first_token_s + r.kv_transfer_s))
       broken(fmt::format("request {} decodes before its prefill finished and its KV cache arrived", r.id));
     if (step.varlen) continue;
-    if (prefill ? w.prefill_tokens > shape.length : r.prompt_tokens + r.generated_tokens > shape.length)
+    if (prefill ? w.prefill_tokens > shape.length || w.lane < 0 || w.lane >= shape.batch
+                : r.prompt_tokens + r.generated_tokens > shape.length)
       broken(fmt::format("request {} does not fit {}", r.id, packing::to_string(shape)));
   }
   if (!step.varlen && (prefill ? useful_of(phase, works) > shape.batch * shape.length
@@ -144,14 +155,25 @@ StepCharge Engine::run_part(Phase phase, const Step& step) {
   return cost_.varlen(phase, lengths_);
 }
 
+// The first step of a runtime prefill shape waits for its compilation (the chip idle).
+double Engine::compile_stall(const Step& step) {
+  if (step.prefill.empty() || !step.runtime_prefill || !compiled_.insert(step.prefill_shape).second) return 0;
+  ++totals_.compiled_shapes;
+  totals_.compile_stall_s += options_.compile_stall_s;
+  return options_.compile_stall_s;
+}
+
 double Engine::execute_at(const Step& step, double start) {
   if (step.prefill.empty() && step.decode.empty()) broken("an empty step");
-  now_ = start;
+  now_ = start + compile_stall(step);
   const StepCharge p = run_part(Phase::prefill, step);
   const StepCharge d = run_part(Phase::decode, step);
   for (const auto* works : {&step.prefill, &step.decode})
     for (const Work& w : *works)
       if (std::isnan(records_[w.request].start_s)) records_[w.request].start_s = now_;
+  // Counted before the records move on: the cells need each request's tokens so far.
+  if (!step.prefill.empty()) account(Phase::prefill, step, p);
+  if (!step.decode.empty()) account(Phase::decode, step, d);
   now_ += p.seconds + d.seconds;
   ++totals_.steps;
   totals_.busy_s += p.seconds + d.seconds;
@@ -201,6 +223,79 @@ void Engine::attribute(const std::vector<Work>& works, int64_t positions, double
   }
 }
 
+// The attention cells of a static prefill step, as attention_cells (packing/metrics.hpp) counts
+// a lane: each lane's S x S rectangle, each segment's square useful, the rest of the used square
+// cross, the remainder pad. Counted from per-lane sums (no lanes built: this runs every step); a
+// lane holding more than S tokens is a scheduler bug.
+packing::AttentionCells Engine::prefill_cells(const Step& step) {
+  const Shape& shape = step.prefill_shape;
+  lane_used_.assign(static_cast<size_t>(shape.batch), 0);
+  packing::AttentionCells c;
+  for (const Work& w : step.prefill) {
+    lane_used_[static_cast<size_t>(w.lane)] += w.prefill_tokens;
+    c.useful += w.prefill_tokens * w.prefill_tokens;
+  }
+  int64_t used_squares = 0;
+  for (size_t k = 0; k < lane_used_.size(); ++k) {
+    if (lane_used_[k] > shape.length)
+      broken(fmt::format("lane {} of {} overfilled", k, packing::to_string(shape)));
+    used_squares += lane_used_[k] * lane_used_[k];
+  }
+  c.computed = shape.batch * shape.length * shape.length;
+  c.cross = used_squares - c.useful;
+  c.pad = c.computed - used_squares;
+  return c;
+}
+
+// The lane view of a static prefill step: each work a segment of its lane, in order, at the
+// request's prompt offset so far.
+void Engine::record_lanes(const Step& step) {
+  std::vector<packing::Lane> lanes(static_cast<size_t>(step.prefill_shape.batch));
+  for (const Work& w : step.prefill) {
+    packing::Lane& lane = lanes[static_cast<size_t>(w.lane)];
+    packing::Segment s;
+    s.request_id = w.request;
+    s.offset = lane.used();
+    s.tokens = w.prefill_tokens;
+    s.request_offset = record(w.request).prefilled_tokens;
+    lane.segments.push_back(s);
+  }
+  recorded_.push_back({step.prefill_shape, now_, 0, step.runtime_prefill, std::move(lanes)});
+}
+
+// Adds one part of the step to the work table: its tokens, its attention cells (prefill: each
+// lane's rectangle; decode: the KV positions attended) and its charge.
+void Engine::account(Phase phase, const Step& step, const StepCharge& charge) {
+  const bool prefill = phase == Phase::prefill;
+  const auto& works = prefill ? step.prefill : step.decode;
+  ShapeWork part;
+  part.phase = phase;
+  part.varlen = step.varlen;
+  part.runs = 1;
+  part.segments = static_cast<int64_t>(works.size());
+  part.useful_tokens = useful_of(phase, works);
+  part.pad_tokens = positions_of(phase, step) - part.useful_tokens;
+  part.seconds = charge.seconds;
+  part.energy_pj = charge.energy_pj;
+  if (!step.varlen) {
+    part.shape = prefill ? step.prefill_shape : step.decode_shape;
+    part.runtime_shape = prefill && step.runtime_prefill;
+  }
+  if (prefill && !step.varlen) {
+    part.cells = prefill_cells(step);
+    if (options_.record_lanes) record_lanes(step);
+  } else {
+    for (const Work& w : works) {
+      const RequestRecord& r = record(w.request);
+      part.cells.useful +=
+          prefill ? w.prefill_tokens * w.prefill_tokens : r.prompt_tokens + r.generated_tokens;
+    }
+    part.cells.computed = step.varlen ? part.cells.useful : part.shape.batch * part.shape.length;
+    part.cells.pad = part.cells.computed - part.cells.useful;
+  }
+  table_.add(part, works);
+}
+
 void Engine::emit_token(RequestRecord& r) {
   if (r.generated_tokens == 0) {
     r.first_token_s = now_;
@@ -220,7 +315,18 @@ void Engine::emit_token(RequestRecord& r) {
 
 ServeResult Engine::take_result(std::string scheduler) {
   if (!done()) broken("the scheduler stopped before every request had an outcome");
-  return {std::move(scheduler), std::move(records_), totals_};
+  // A prompt prefilled in several pieces (chunked): each segment is chunk k of n.
+  std::vector<int64_t> pieces(records_.size(), 0), seen(records_.size(), 0);
+  for (const auto& inst : recorded_)
+    for (const auto& lane : inst.lanes)
+      for (const auto& s : lane.segments) ++pieces[static_cast<size_t>(s.request_id)];
+  for (auto& inst : recorded_)
+    for (auto& lane : inst.lanes)
+      for (auto& s : lane.segments) {
+        s.chunk = seen[static_cast<size_t>(s.request_id)]++;
+        s.chunks = pieces[static_cast<size_t>(s.request_id)];
+      }
+  return {std::move(scheduler), std::move(records_), totals_, table_.rows(), std::move(recorded_)};
 }
 
 }  // namespace systolic::serving

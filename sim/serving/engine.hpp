@@ -16,13 +16,16 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "models/common/names.hpp"
 #include "sim/packing/buckets.hpp"
+#include "sim/packing/lane_view.hpp"
 #include "sim/packing/request_log.hpp"
 #include "sim/serving/step_cost.hpp"
+#include "sim/serving/work_table.hpp"
 
 namespace systolic::serving {
 
@@ -48,6 +51,22 @@ static_assert(kOutcomeNames.dense() && kReasonNames.dense() && kOverflowNames.de
 
 struct ServeOptions {
   packing::BucketSet buckets;  // the static shapes: prefill [B, S], decode [B slots, L]
+  // How a static prefill step's prompts fill its lanes: a packer registered in
+  // sim/packing/packers/ (none: one prompt per lane), into lanes of the longest prefill S.
+  std::string packer = "none";
+  // Batching window: a prefill step takes waiting requests only once the oldest of them has
+  // waited this long (0: at once), so that more arrive to share its shape.
+  double window_s = 0;
+  // Runtime shapes for prefill (static shapes only): a prompt longer than every S runs alone in
+  // a new [1, round_up(prompt, granule)] shape (up to the model's context), and a lone lane
+  // that would be more than `compile_pad_threshold` pad gets [1, round_up(used, granule)]. The
+  // first step of each new shape waits compile_stall_s for its compilation (the chip idle).
+  bool compile_new_shapes = false;
+  double compile_stall_s = 30;
+  int64_t compile_granule = 128;
+  double compile_pad_threshold = 0.5;
+  // Keep every static prefill step's lanes for the lane view (ServeResult::lanes).
+  bool record_lanes = false;
   // chunked: prompt tokens per step, run as a prefill [1, C] beside the decode shape. 512 is the
   // token budget Sarathi-Serve uses for strict TBT SLOs (Agrawal et al., OSDI 2024, sec. 5).
   int64_t chunk_tokens = 512;
@@ -116,25 +135,31 @@ struct ServeTotals {
   int64_t pad = 0;        // positions - useful
   double first_arrival_s = 0;
   double end_s = 0;  // the last step's end (or the last arrival if nothing ran)
+  int64_t compiled_shapes = 0;  // new prefill shapes compiled during the replay
+  double compile_stall_s = 0;   // the time steps waited for them
 };
 
 struct ServeResult {
   std::string scheduler;
   std::vector<RequestRecord> records;  // records[i].id == i
   ServeTotals totals;
+  std::vector<ShapeWork> shapes;             // the work table: every step part, by shape
+  std::vector<packing::LaneInstance> lanes;  // static prefill steps (with options.record_lanes)
 };
 
 // One request's part in a step.
 struct Work {
   int64_t request = 0;
   int64_t prefill_tokens = 0;  // prefill: prompt tokens this step computes; decode: unused
-  int64_t slot = -1;           // decode slot or lane, for the record
+  int64_t slot = -1;           // decode slot (-1: it does not decode), for the record
+  int64_t lane = 0;            // static prefill: the lane of the shape its tokens are in
 };
 
 // One forward step: a prefill part, a decode part, or both (chunked).
 struct Step {
   bool varlen = false;  // true: exactly the works (no shape, no pads)
   Shape prefill_shape;  // static steps: the shapes run
+  bool runtime_prefill = false;  // prefill_shape is compiled during the replay (not a bucket)
   Shape decode_shape;
   std::vector<Work> prefill;
   std::vector<Work> decode;  // one new token each
@@ -165,8 +190,12 @@ class Engine {
   // The next arrival not yet admitted; +infinity when none is left.
   double next_arrival_s() const;
   std::deque<int64_t>& waiting() { return waiting_; }
-  // Jumps the clock to the next arrival when it is later; false when none is left.
-  bool wait_for_arrival();
+  // When a prefill step may take the waiting requests: the oldest's arrival + the batching
+  // window (options.window_s); +infinity when none waits.
+  double batch_ready_s() const;
+  // Jumps the clock to the next arrival or the end of the batching window, whichever comes
+  // first after now; false when there is neither.
+  bool wait_for_event();
   // Reserves the KV cache of a request's whole context in `pool` at time `at` (a finished
   // request's cache is free from its last token on); false (nothing reserved) if it does not fit.
   bool reserve_kv(int64_t id, int64_t pool, double at);
@@ -185,10 +214,14 @@ class Engine {
  private:
   void triage(RequestRecord& r, const Limits& limits);
   void reject(RequestRecord& r, Reason reason);
+  double compile_stall(const Step& step);
   StepCharge run_part(Phase phase, const Step& step);
   void attribute(const std::vector<Work>& works, int64_t positions, double energy_pj, Phase phase);
+  void account(Phase phase, const Step& step, const StepCharge& charge);
   void emit_token(RequestRecord& r);
   void check_part(Phase phase, const Step& step) const;
+  packing::AttentionCells prefill_cells(const Step& step);
+  void record_lanes(const Step& step);
 
   const StepCost& cost_;
   const ServeOptions& options_;
@@ -206,6 +239,10 @@ class Engine {
   };
   std::vector<KvPool> kv_pools_;
   ServeTotals totals_;
+  WorkTable table_;
+  std::set<Shape> compiled_;          // runtime prefill shapes compiled so far
+  std::vector<int64_t> lane_used_;    // scratch: tokens per lane of a prefill step (prefill_cells)
+  std::vector<packing::LaneInstance> recorded_;
   std::vector<int64_t> lengths_;  // scratch for varlen costs
 };
 

@@ -57,6 +57,27 @@ nlohmann::ordered_json distribution_json(const Distribution& d) {
           {"p90", json_number(d.p90)}, {"p99", json_number(d.p99)},   {"max", json_number(d.max)}};
 }
 
+// The work table is the same replay: its rows sum to the steps' seconds, energy and tokens.
+void check_work_table(const ServeResult& result) {
+  const ServeTotals& t = result.totals;
+  double seconds = 0, energy = 0;
+  int64_t useful = 0, pad = 0;
+  for (const ShapeWork& w : result.shapes) {
+    seconds += w.seconds, energy += w.energy_pj;
+    useful += w.useful_tokens, pad += w.pad_tokens;
+    if (w.cells.computed != w.cells.useful + w.cells.cross + w.cells.pad)
+      broken(
+          fmt::format("{} row: cells computed != useful + cross + pad", packing::kPhaseNames.name(w.phase)));
+  }
+  if (std::abs(seconds - t.busy_s) > 1e-9 * std::max(1.0, t.busy_s))
+    broken(fmt::format("the work table's {} s != the busy time {} s", seconds, t.busy_s));
+  if (std::abs(energy - t.energy_pj) > 1e-9 * std::max(1.0, t.energy_pj))
+    broken(fmt::format("the work table's {} pJ != the total {} pJ", energy, t.energy_pj));
+  if (useful != t.useful || pad != t.pad)
+    broken(fmt::format("the work table holds {} useful + {} pad tokens, the steps computed {} + {}", useful,
+                       pad, t.useful, t.pad));
+}
+
 }  // namespace
 
 nlohmann::ordered_json json_number(double v) {
@@ -205,6 +226,7 @@ void check_conservation(const ServeResult& result) {
                        t.useful, t.pad));
   if (std::abs(energy - t.energy_pj) > 1e-9 * std::max(1.0, t.energy_pj))
     broken(fmt::format("records' energy {} pJ != total {} pJ", energy, t.energy_pj));
+  check_work_table(result);
 }
 
 }  // namespace systolic::serving

@@ -66,7 +66,8 @@ nlohmann::ordered_json summary_json(const Summary& summary);
 
 // Throws std::logic_error (an engine or scheduler bug, not bad input) unless every request got
 // exactly one outcome consistent with its tokens, the token positions computed equal useful +
-// pad both per step and summed over the records, and the records' energy sums to the total.
+// pad both per step and summed over the records, the records' energy sums to the total, and
+// the work table's rows sum to the busy time, the energy and the tokens of the steps.
 void check_conservation(const ServeResult& result);
 
 // A value of report.json: the number, or null where it does not exist (NaN, infinite).

@@ -113,9 +113,11 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
       serving::serve_replicas(log, kBaselineScheduler, cost, serve[0], setup.replicas, router);
   json replays = json::array();
   for (size_t i = 0; i < serve.size(); ++i) {
-    json rep = replay(sim, log, serve[i].buckets, setup.pack);
+    serving::ServeOptions options = serve[i];
+    options.record_lanes = with_lanes && i == 0;  // the lane view is the first set's
     serving::ServeResult result =
-        serving::serve_replicas(log, r.scheduler, cost, serve[i], setup.replicas, router);
+        serving::serve_replicas(log, r.scheduler, cost, options, setup.replicas, router);
+    json rep = work_table(sim, log, serve[i].buckets, result);
     rep["tax"] = tax_json(result, baseline, serve[0].buckets.name);
     // One replica's capacity: the overload line then says how many replicas would keep up.
     const double capacity = serving::backlogged_capacity(log, r.scheduler, cost, serve[i]);
@@ -125,6 +127,10 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
                       {"kv", kv_json(serve[i])}};
     rep["serving"].update(serving::summary_json(serving::summarize(result, setup.slo, capacity)));
     if (with_timeline) add_timeline(result, serve[i].buckets.name, static_cast<int>(i), out.timeline);
+    if (options.record_lanes)
+      out.lanes =
+          packing::lanes_json({serve[i].buckets.name, setup.pack.packer, setup.pack.window_ms}, result.lanes);
+    result.lanes.clear();
     out.serving.push_back(std::move(result));
     replays.push_back(std::move(rep));
   }
@@ -134,7 +140,6 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
   for (const char* k : {"buckets", "totals", "tax", "serving"}) out.report[k] = replays[0][k];
   out.report["replays"] = replays;
   out.report["shapes_simulated"] = sim.simulated();
-  if (with_lanes) out.lanes = packing::lanes_json(packing::pack(log.requests, serve[0].buckets, setup.pack));
   return out;
 }
 
@@ -147,21 +152,15 @@ PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with
   return serve_all_sets(config, r, setup, sim, with_timeline, with_lanes);
 }
 
-std::vector<PackOutput> pack_compare(const ChipConfig& config, const PackRequest& r,
-                                     const std::vector<std::string>& schedulers, bool with_timeline,
-                                     bool with_lanes) {
-  std::vector<PackRequest> requests;
+std::vector<PackOutput> pack_compare(const ChipConfig& config, const std::vector<PackRequest>& variants,
+                                     bool with_timeline, bool with_lanes) {
   std::vector<ServingSetup> setups;
-  for (const std::string& s : schedulers) {
-    requests.push_back(r);
-    requests.back().scheduler = s;
-    setups.push_back(prepare_serving(config, requests.back()));
-  }
-  // The variants differ only by scheduler: one replica, so one cache of simulated shapes.
-  ShapeSimulator sim(setups[0].replica, r.model, setups[0].tp);
+  for (const PackRequest& v : variants) setups.push_back(prepare_serving(config, v));
+  // The variants differ only by scheduler and packer: one replica, so one cache of simulated shapes.
+  ShapeSimulator sim(setups[0].replica, variants[0].model, setups[0].tp);
   std::vector<PackOutput> out;
   for (size_t i = 0; i < setups.size(); ++i)
-    out.push_back(serve_all_sets(config, requests[i], setups[i], sim, with_timeline, with_lanes));
+    out.push_back(serve_all_sets(config, variants[i], setups[i], sim, with_timeline, with_lanes));
   return out;
 }
 

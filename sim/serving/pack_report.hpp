@@ -16,8 +16,9 @@
 namespace systolic {
 
 // The version of the pack-specific keys of report.json (docs/report.md, "pack reports"); 2:
-// `latency` replaced by `serving`; 3: multi-chip replicas (`tp`, `chips`).
-constexpr int kPackSchemaVersion = 3;
+// `latency` replaced by `serving`; 3: multi-chip replicas (`tp`, `chips`); 4: the work table is
+// the serving replay's steps (`packing` removed; rows `varlen`, `cells`).
+constexpr int kPackSchemaVersion = 4;
 
 struct PackOutput {
   nlohmann::ordered_json report;    // report.json: the first set at the top level, every set in "replays"

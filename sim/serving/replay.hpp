@@ -1,24 +1,26 @@
 #pragma once
-// The work of a request log on one bucket set (docs/replay.md, "Columns"): the log packed into
-// the set's shapes by a packer (sim/packing/), each distinct shape simulated once (static
-// hardware: its cost depends on the shape, not on the content) and multiplied by how often it
-// ran, with each shape's MACs on pad tokens and masked cells. This answers where the pads and
-// masked cells are; when each token comes out, and the static-shape tax against the dynamic
-// baseline, are the serving engine's answers (pack_report.hpp).
+// The work table of a serving replay on one bucket set (docs/replay.md, "Columns"): the
+// engine's rows (work_table.hpp: every step it ran, by phase and shape, with the seconds and
+// energy the replay's latencies are built from), each static shape's MACs on pad tokens and on
+// masked cells from its simulated attention share, the totals and the rejected requests.
+// The same steps make the latencies, so the table's seconds sum to the busy time and its energy
+// to the requests' (check_conservation).
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/packing/buckets.hpp"
-#include "sim/packing/packer.hpp"
 #include "sim/packing/request_log.hpp"
+#include "sim/serving/engine.hpp"
 #include "sim/serving/shape_simulator.hpp"
 
 namespace systolic {
 
-// report["buckets"], ["totals"], ["rejected_requests"], ["packing"] of one set.
-nlohmann::ordered_json replay(ShapeSimulator& simulator, const packing::RequestLog& log,
-                              const packing::BucketSet& buckets, const packing::PackOptions& options);
+// report["bucket_set"], ["bucket_file"], ["buckets"], ["totals"], ["rejected_requests"] of one
+// set's replay; the shapes' utilization and attention share from `simulator` (simulated already:
+// the replay ran them).
+nlohmann::ordered_json work_table(ShapeSimulator& simulator, const packing::RequestLog& log,
+                                  const packing::BucketSet& buckets, const serving::ServeResult& result);
 
 // The per-bucket table and totals of one replay, then its tax and serving summary (when the
 // replay has them), for the terminal.

@@ -20,6 +20,8 @@ void add(ServeTotals& into, const ServeTotals& t) {
   into.pad += t.pad;
   into.first_arrival_s = std::min(into.first_arrival_s, t.first_arrival_s);
   into.end_s = std::max(into.end_s, t.end_s);
+  into.compiled_shapes += t.compiled_shapes;
+  into.compile_stall_s += t.compile_stall_s;
 }
 
 }  // namespace
@@ -46,7 +48,20 @@ ServeResult serve_replicas(const packing::RequestLog& log, std::string_view sche
       merged.records[static_cast<size_t>(r.id)] = std::move(r);
     }
     add(merged.totals, part.totals);
+    merged.shapes = merge_rows(merged.shapes, part.shapes);
+    for (packing::LaneInstance& inst : part.lanes) {
+      inst.replica = static_cast<int64_t>(k);
+      for (packing::Lane& lane : inst.lanes)
+        for (packing::Segment& s : lane.segments)
+          s.request_id = split.ids[k][static_cast<size_t>(s.request_id)];
+      merged.lanes.push_back(std::move(inst));
+    }
   }
+  // The lane view in time order, replicas in order at the same time.
+  std::stable_sort(merged.lanes.begin(), merged.lanes.end(),
+                   [](const packing::LaneInstance& a, const packing::LaneInstance& b) {
+                     return a.dispatch_s < b.dispatch_s;
+                   });
   check_conservation(merged);
   return merged;
 }

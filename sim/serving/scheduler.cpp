@@ -1,10 +1,12 @@
 #include "sim/serving/scheduler.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "models/common/error.hpp"
+#include "sim/packing/bin_packer.hpp"
 #include "sim/serving/metrics.hpp"
 
 namespace systolic::serving {
@@ -18,6 +20,16 @@ void validate_common(const ServeOptions& options) {
     if (!(std::isfinite(value) && value > 0))
       throw InputError(
           fmt::format("serving option '{}': expected {} (a number > 0), got {}", key, what, value));
+  for (const auto& [value, key, what] :
+       {std::tuple{options.window_s, "window_s", "a batching window in seconds >= 0"},
+        {options.compile_stall_s, "compile_stall_s", "the seconds one compilation takes, >= 0"}})
+    if (!(std::isfinite(value) && value >= 0))
+      throw InputError(fmt::format("serving option '{}': expected {}, got {}", key, what, value));
+  if (options.compile_granule < 1)
+    throw InputError(
+        fmt::format("serving option 'compile_granule': expected tokens >= 1 (the array tile), got {}",
+                    options.compile_granule));
+  packing::packer_name(options.packer, "serving option 'packer'");
   const auto& b = options.buckets;
   if (b.prefill.empty() || b.decode.empty())
     throw InputError(

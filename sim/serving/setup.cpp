@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "models/common/error.hpp"
@@ -121,6 +122,11 @@ std::optional<serving::Slo> slo_of(const PackRequest& r) {
 void validate_counts(const PackRequest& r) {
   if (r.chunk_tokens < 1)
     throw InputError(fmt::format("--chunk-tokens {}: expected prompt tokens per step >= 1", r.chunk_tokens));
+  for (const auto& [value, flag, what] :
+       {std::tuple{r.window_ms, "--window", "a batching window in milliseconds >= 0"},
+        {r.compile_stall_s, "--compile-stall", "the seconds one compilation takes, >= 0"}})
+    if (!(std::isfinite(value) && value >= 0))
+      throw InputError(fmt::format("{} {}: expected {}", flag, value, what));
 }
 
 packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r) {
@@ -138,6 +144,17 @@ packing::PackOptions pack_options(const ChipConfig& config, const PackRequest& r
   options.compile_granule = packing::array_tile(config.mxu.rows, config.mxu.cols);
   packing::validate(options);
   return options;
+}
+
+// How the static-shape schedulers fill their prefill steps: the packer, the batching window,
+// runtime shapes (docs/serving.md, "Packing prefill steps").
+void apply_packing(const packing::PackOptions& pack, serving::ServeOptions& o) {
+  o.packer = pack.packer;
+  o.window_s = pack.window_ms / 1000;
+  o.compile_new_shapes = pack.compile_new_shapes;
+  o.compile_stall_s = pack.compile_stall_s;
+  o.compile_granule = pack.compile_granule;
+  o.compile_pad_threshold = pack.compile_pad_threshold;
 }
 
 // The model at one shape on chip 0 of a replica: its share of the model with tp > 1.
@@ -193,6 +210,27 @@ serving::ServeOptions serve_options(const ChipConfig& config, int64_t tp, const 
   return o;
 }
 
+// chunked's [1, C] step, checked as a bucket is before anything is simulated: C a multiple of
+// the array tile (docs/packing.md, "Compatible with the array"), a shape the model accepts and
+// the HBM holds (on chip 0 of a replica).
+void check_chunk_shape(const ChipConfig& replica, const PackRequest& r) {
+  const int64_t tile = packing::array_tile(replica.mxu.rows, replica.mxu.cols);
+  if (r.chunk_tokens % tile != 0) {
+    const int64_t below = r.chunk_tokens / tile * tile;
+    throw InputError(
+        fmt::format("--chunk-tokens {}: expected a multiple of the array tile, {} tokens (lcm of mxu.rows {} "
+                    "and mxu.cols {}): "
+                    "{}{}",
+                    r.chunk_tokens, tile, replica.mxu.rows, replica.mxu.cols,
+                    below > 0 ? fmt::format("{} or ", below) : "", below + tile));
+  }
+  const packing::Shape shape{1, r.chunk_tokens};
+  const Workload w = chip_share(r.model, packing::Phase::prefill, shape, r.tp);
+  require_hbm_fits(replica, w, 0,
+                   fmt::format("--chunk-tokens {}: prefill chunk {}: {} (workload '{}')", r.chunk_tokens,
+                               packing::to_string(shape), r.model, w.name));
+}
+
 // Varlen steps are priced from the first set's lengths (shapes simulated for it anyway), the
 // scaling to the useful work of SimulatedStepCost doing the rest.
 serving::SimulatedStepCost::Ladders varlen_ladders(const packing::BucketSet& set) {
@@ -243,9 +281,11 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
     s.serve.push_back(serve_options(s.replica, r.tp, r.model, set, s.pack.overflow, r.chunk_tokens));
     s.serve.back().prefill_chips = prefill_chips;
     s.serve.back().decode_chips = decode_chips;
+    apply_packing(s.pack, s.serve.back());
     serving::validate_common(s.serve.back());
     scheduler.validate(s.serve.back());
   }
+  if (r.scheduler == "chunked") check_chunk_shape(s.replica, r);
   s.warnings = s.log.warnings;
   if (s.log.skipped_lines > 0)
     s.warnings.push_back(fmt::format("{}: skipped {} malformed line(s)", r.requests, s.log.skipped_lines));

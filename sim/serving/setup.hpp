@@ -55,7 +55,7 @@ struct PackRequest {
 struct ServingSetup {
   packing::RequestLog log;                   // as offered: --rate-scale or --poisson applied
   std::vector<std::string> warnings;         // what the log reader noticed
-  packing::PackOptions pack;                 // the packer's options (pack's work table)
+  packing::PackOptions pack;                 // the packer's options, as given (copied into `serve`)
   std::vector<serving::ServeOptions> serve;  // one per bucket set, its KV budget from the chip
   std::optional<serving::Slo> slo;
   const serving::Router* router = nullptr;

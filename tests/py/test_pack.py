@@ -1,4 +1,5 @@
 """systolic pack: the Azure code trace replayed through bucket sets on a chip."""
+import csv
 import json
 
 import pytest
@@ -25,7 +26,17 @@ def pack(tmp_path, *args, log=LOG, sets=SETS, check=True, name="out"):
 def replay(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pack")
     proc = pack(tmp, "--policy", "ffd", "--window", "50", "--overflow", "split")
-    return proc, json.loads((tmp / "out" / "report.json").read_text())
+    report = json.loads((tmp / "out" / "report.json").read_text())
+    report["_outdir"] = str(tmp / "out")
+    return proc, report
+
+
+def csv_rows(rep, report):
+    """The requests CSV of one bucket set of the replay fixture."""
+    first = rep["bucket_set"] == report["replays"][0]["bucket_set"]
+    name = "requests.csv" if first else f"requests-{rep['bucket_set']}.csv"
+    with open(f"{report['_outdir']}/{name}", newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def test_prints_a_table_per_bucket_set(systolic_bin, replay):
@@ -52,19 +63,40 @@ def test_report_fields(systolic_bin, replay):
 
 def test_every_prompt_token_is_counted_once(systolic_bin, replay):
     _, r = replay
-    prompts = sum(int(line.split(",")[1]) for line in LOG.read_text().splitlines()[1:])
+    rows = [line.split(",") for line in LOG.read_text().splitlines()[1:]]
     for rep in r["replays"]:
-        assert rep["totals"]["rejected"] == 0  # --overflow split
-        # Truncated generations are counted as such, and decode never regenerates prefill's token.
-        assert rep["totals"]["truncated"] == rep["packing"]["requests"]["truncated"] > 0
-        outputs = sum(int(line.split(",")[2]) for line in LOG.read_text().splitlines()[1:])
-        decoded = sum(b["useful_tokens"] for b in rep["buckets"] if b["phase"] == "decode")
-        assert decoded + rep["packing"]["requests"]["truncated_tokens"] + rep["totals"]["accepted"] == outputs
+        counts = rep["serving"]["requests"]
+        assert rep["totals"]["rejected"] == counts["rejected"] == len(rep["rejected_requests"])
+        assert rep["totals"]["truncated"] == counts["truncated"] > 0  # --overflow split truncates
+        longest = max(b["shape"][1] for b in rep["buckets"] if b["phase"] == "prefill")
+        rejected = {q["request"] for q in rep["rejected_requests"]}
+        # Only prompts longer than every prefill S are refused (split truncates contexts, it does
+        # not cut prompts); everything else is prefilled exactly once, in the work table's rows.
+        assert all(q["reason"] == "prompt-exceeds-prefill" for q in rep["rejected_requests"])
+        assert len(rejected) == sum(int(row[1]) > longest for row in rows)
         prefill = [b for b in rep["buckets"] if b["phase"] == "prefill"]
-        assert sum(b["useful_tokens"] for b in prefill) == prompts == rep["totals"]["useful_tokens"]
+        assert sum(b["useful_tokens"] for b in prefill) == rep["totals"]["useful_tokens"]
         # Each prefill row: instances x B x S token slots = useful + pad.
         for b in prefill:
             assert b["instances"] * b["shape"][0] * b["shape"][1] == b["useful_tokens"] + b["pad_tokens"]
+
+
+def test_the_work_table_is_the_serving_replay(systolic_bin, replay):
+    _, r = replay
+    rows = [line.split(",") for line in LOG.read_text().splitlines()[1:]]
+    for rep in r["replays"]:
+        served = [q for q in csv_rows(rep, r) if q["outcome"] != "rejected"]
+        prefill = [b for b in rep["buckets"] if b["phase"] == "prefill"]
+        decode = [b for b in rep["buckets"] if b["phase"] == "decode"]
+        assert sum(b["useful_tokens"] for b in prefill) == sum(int(q["prompt_tokens"]) for q in served)
+        # Decode generates every token after the first (prefill's), and no more.
+        assert sum(b["useful_tokens"] for b in decode) == sum(int(q["generated_tokens"]) - 1 for q in served)
+        # Busy time per shape sums to the replay's busy time; energy per shape to the total and
+        # to the requests' shares.
+        assert sum(b["seconds"] for b in rep["buckets"]) == pytest.approx(rep["serving"]["throughput"]["busy_s"])
+        assert sum(b["energy_pj"] for b in rep["buckets"]) == pytest.approx(rep["tax"]["energy_pj"])
+        assert sum(float(q["energy_pj"]) for q in csv_rows(rep, r)) == pytest.approx(rep["tax"]["energy_pj"], rel=1e-5)
+        assert len(rows) == rep["serving"]["requests"]["total"]
 
 
 def test_one_request_per_lane_has_no_cross_request_cells(systolic_bin, tmp_path):
@@ -140,7 +172,7 @@ def test_replicas_default_to_chips_over_tp(systolic_bin, four_chips):
     for tp, replicas in [(1, 4), (4, 1)]:
         serving = four_chips[tp]["serving"]
         assert (serving["replicas"], serving["tp"], serving["chips"]) == (replicas, tp, 4)
-        assert four_chips[tp]["policy"]["tp"] == tp and four_chips[tp]["pack_schema"] == 3
+        assert four_chips[tp]["policy"]["tp"] == tp and four_chips[tp]["pack_schema"] == 4
         counts = serving["requests"]
         assert counts["total"] == 6 == counts["served"] + counts["truncated"] + counts["rejected"]
 

@@ -144,6 +144,29 @@ def test_the_tax_baseline_does_not_move_with_packer_or_bucket_set(systolic_bin, 
     assert len(baselines) == 1
 
 
+def test_a_tighter_packer_pays_less_tax(systolic_bin, tmp_path):
+    """docs/packing.md's packer example at a fifth of its size: prompts 8, 14, 6, 10, 12 arriving
+    together, lanes of 20. none needs 5 lanes, first-fit 4 ({8 6}{14}{10}{12}), first-fit-decreasing
+    3 ({14 6}{12 8}{10}): one static step of [5, 20], [4, 20] or [3, 20]."""
+    log = tmp_path / "five.csv"
+    log.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"0,{p},1\n" for p in [8, 14, 6, 10, 12]))
+    buckets = tmp_path / "lanes20.yaml"
+    buckets.write_text("name: lanes20\nprefill: [[1, 20], [2, 20], [3, 20], [4, 20], [5, 20]]\ndecode: [[1, 24]]\n")
+    taxes, baselines = {}, set()
+    for packer, lanes in [("none", 5), ("first-fit", 4), ("ffd", 3)]:
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", log, "--buckets", buckets, "--scheduler", "static",
+                "--policy", packer, "-o", tmp_path / packer, "-q")
+        report = json.loads((tmp_path / packer / "report.json").read_text())
+        [prefill] = report["buckets"]
+        assert prefill["shape"] == [lanes, 20] and prefill["pad_tokens"] == 20 * lanes - 50
+        assert prefill["seconds"] == pytest.approx(report["serving"]["throughput"]["busy_s"])
+        taxes[packer] = report["tax"]["time"], report["tax"]["energy"]
+        baselines.add((report["tax"]["baseline_busy_s"], report["tax"]["baseline_energy_pj"]))
+    assert len(baselines) == 1  # the dynamic baseline does not move with the packer
+    assert taxes["none"][0] > taxes["first-fit"][0] > taxes["ffd"][0] > 0
+    assert taxes["none"][1] > taxes["first-fit"][1] > taxes["ffd"][1] > 0
+
+
 def test_dynamic_pays_no_tax_against_itself(systolic_bin, tmp_path):
     pack(tmp_path, "--scheduler", "dynamic")
     report, _ = outputs(tmp_path)
@@ -198,10 +221,19 @@ def test_bad_capacity_flags_exit_2_without_output(systolic_bin, tmp_path, args, 
     assert not (tmp_path / "out").exists()
 
 
-def test_chunk_tokens_below_one_exits_2(systolic_bin, tmp_path):
+@pytest.mark.parametrize("args,needle", [
+    (["--chunk-tokens", "0"], "--chunk-tokens 0: expected prompt tokens per step >= 1"),
+    # The [1, C] step is checked as a bucket is: a multiple of the 4x4 array's tile, a length tiny-lm takes.
+    (["--chunk-tokens", "6"], "--chunk-tokens 6: expected a multiple of the array tile, 4 tokens (lcm of mxu.rows 4 "
+                              "and mxu.cols 4): 4 or 8"),
+    (["--chunk-tokens", "100"], "sequence length S = 100 is more than the model's max_seq = 64"),
+    (["--chunk-tokens", "8", "--window", "-1"], "--window -1: expected a batching window in milliseconds >= 0"),
+    (["--chunk-tokens", "8", "--compile-stall", "-5"], "--compile-stall -5: expected the seconds one compilation takes"),
+])
+def test_bad_chunk_and_window_exit_2(systolic_bin, tmp_path, args, needle):
     proc = run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", burst_log(tmp_path), "--buckets", BUCKETS,
-                   "--scheduler", "chunked", "--chunk-tokens", "0", "-o", tmp_path / "out", check=False)
-    assert proc.returncode == 2 and "--chunk-tokens 0: expected prompt tokens per step >= 1" in proc.stderr
+                   "--scheduler", "chunked", *args, "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and needle in proc.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -244,7 +276,7 @@ def test_lane_view_lists_every_prefill_instance_with_segment_ids(systolic_bin, t
     pack(tmp_path, "--lanes", lanes, "--lanes-html", page)
     report, _ = outputs(tmp_path)
     view = json.loads(lanes.read_text())
-    assert view["lanes_schema"] == 1 and view["bucket_set"] == "tiny"
+    assert view["lanes_schema"] == 2 and view["bucket_set"] == "tiny"
     instances = view["instances"]
     prefill = [b for b in report["buckets"] if b["phase"] == "prefill"]
     assert len(instances) == sum(b["instances"] for b in prefill)
@@ -260,4 +292,4 @@ def test_lane_view_lists_every_prefill_instance_with_segment_ids(systolic_bin, t
     assert sorted(seen) == list(range(40))  # every request's prompt in exactly one lane (none split)
     assert sum(i["pad_tokens"] for i in instances) == sum(b["pad_tokens"] for b in prefill)
     text = page.read_text()
-    assert text.startswith("<!DOCTYPE html>") and '"lanes_schema":1' in text
+    assert text.startswith("<!DOCTYPE html>") and '"lanes_schema":2' in text

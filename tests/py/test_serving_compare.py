@@ -68,13 +68,45 @@ def test_tidy_frames_have_numeric_columns(compared):
     tmp, _, _ = compared
     paths = [tmp / "all" / s / "report.json" for s in SCHEDULERS]
     buckets = bucket_frame(paths, labels=SCHEDULERS)
-    # Two sets of one prefill and one decode shape each, per report.
-    assert len(buckets) == 3 * 4 and list(buckets["scheduler"].unique()) == SCHEDULERS
-    for column in ["batch", "length", "instances", "pad_tokens", "fill", "seconds", "energy_pj"]:
+    # One row per phase and shape each replay ran, two sets per report.
+    rows = sum(len(rep["buckets"]) for p in paths for rep in json.loads(p.read_text())["replays"])
+    assert len(buckets) == rows and list(buckets["scheduler"].unique()) == SCHEDULERS
+    for column in ["batch", "length", "instances", "pad_tokens", "fill", "utilization", "seconds", "energy_pj"]:
         assert buckets[column].dtype.kind in "if", column
     assert set(buckets["bucket_set"]) == {"tiny", "coarse"}
+    # dynamic's steps are varlen: no shape, no utilization of one.
+    varlen = buckets[buckets["scheduler"] == "dynamic"]
+    assert varlen["varlen"].all() and varlen["batch"].isna().all() and varlen["utilization"].isna().all()
+    assert not buckets[buckets["scheduler"] != "dynamic"]["varlen"].any()
     serving = serving_frame(paths)
     assert len(serving) == 6 and serving["ttft_p99_s"].dtype.kind == "f"
     assert (serving[serving["scheduler"] == "dynamic"]["pad_fraction"] == 0).all()
     result = systolic.pack(TINY, MODEL, burst_log(tmp), [BUCKETS])
-    assert len(result.bucket_table) == 2 and result.bucket_table["batch"].tolist() == [1, 2]
+    table = result.to_dict()["buckets"]
+    assert result.bucket_table["batch"].tolist() == [b["shape"][0] for b in table]
+
+
+def test_packers_side_by_side(systolic_bin, tmp_path):
+    """--policy none,ffd: one report per packer, each equal to its own run, and comparison.csv
+    ranking them: on test_serving_cli's five prompts ffd runs [3, 20] where none runs [5, 20]."""
+    log = tmp_path / "five.csv"
+    log.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"0,{p},1\n" for p in [8, 14, 6, 10, 12]))
+    buckets = tmp_path / "lanes20.yaml"
+    buckets.write_text("name: lanes20\nprefill: [[1, 20], [2, 20], [3, 20], [4, 20], [5, 20]]\ndecode: [[1, 24]]\n")
+    args = ["-c", TINY, "-m", MODEL, "--requests", log, "--buckets", buckets, "--scheduler", "static"]
+    proc = run_cli("pack", *args, "--policy", "none,ffd", "-o", tmp_path / "all")
+    with open(tmp_path / "all" / "comparison.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["scheduler"], r["packer"]) for r in rows] == [("static", "none"), ("static", "ffd")]
+    assert float(rows[1]["tax_time"]) < float(rows[0]["tax_time"])
+    assert float(rows[1]["pad_fraction"]) < float(rows[0]["pad_fraction"])
+    for packer in ["none", "ffd"]:
+        run_cli("pack", *args, "--policy", packer, "-o", tmp_path / packer, "-q")
+        alone = json.loads((tmp_path / packer / "report.json").read_text())
+        both = json.loads((tmp_path / "all" / packer / "report.json").read_text())
+        alone.pop("shapes_simulated"), both.pop("shapes_simulated")
+        assert both == alone
+    assert "comparison.csv" in proc.stdout
+    bad = run_cli("pack", *args, "--policy", "ffd,ffd", "-o", tmp_path / "bad", check=False)
+    assert bad.returncode == 2 and "--policy 'ffd,ffd': expected names separated by commas, each once" in bad.stderr
+    assert not (tmp_path / "bad").exists()

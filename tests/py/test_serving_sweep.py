@@ -138,6 +138,28 @@ def test_python_pack_takes_the_cli_serving_flags(tmp_path):
         systolic.pack(config, MODEL, LOG, BUCKETS, replicas=0)
 
 
+def test_python_pack_writes_the_cli_files(tmp_path):
+    """outdir=, timeline=, lanes=, lanes_html= write what `systolic pack -o ... --timeline ... --lanes ...`
+    writes, byte for byte: both front ends format the files through sim/serving/pack_files.hpp."""
+    config = systolic.load_config(TINY)
+    py_out, cli_out = tmp_path / "py", tmp_path / "cli"
+    res = systolic.pack(config, MODEL, LOG, BUCKETS, scheduler="continuous,static", outdir=py_out,
+                        timeline=py_out / "tl.json", lanes=py_out / "lanes.json", lanes_html=py_out / "lanes.html")
+    assert len(res) == 2
+    run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", LOG, "--buckets", BUCKETS, "--scheduler", "continuous,static",
+            "-o", cli_out, "--timeline", cli_out / "tl.json", "--lanes", cli_out / "lanes.json",
+            "--lanes-html", cli_out / "lanes.html", "-q")
+    files = sorted(str(p.relative_to(cli_out)) for p in cli_out.rglob("*") if p.is_file())
+    assert files == sorted(str(p.relative_to(py_out)) for p in py_out.rglob("*") if p.is_file())
+    assert {"comparison.csv", "continuous/report.json", "continuous/requests.csv", "static/requests.csv",
+            "tl-continuous.json", "tl-static.json", "lanes.json", "lanes.html"} <= set(files)
+    for f in files:
+        assert (py_out / f).read_bytes() == (cli_out / f).read_bytes(), f
+    with pytest.raises(systolic.InputError, match="expected with outdir="):
+        systolic.pack(config, MODEL, LOG, BUCKETS, lanes=tmp_path / "lanes.json")
+    assert not (tmp_path / "lanes.json").exists()
+
+
 def test_the_shipped_serving_spec_loads_and_expands():
     # traces/sweeps/serving.yaml (docs/sweeps.md): 3 schedulers x 2 rates x 2 replica counts.
     study = systolic.sweep.load_spec(REPO / "traces" / "sweeps" / "serving.yaml")

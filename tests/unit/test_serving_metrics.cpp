@@ -142,6 +142,16 @@ TEST_CASE("serving bad input: clear errors naming what was expected", "[serving]
         "serving option 'kv_link_bytes_per_s': expected the bytes/s of the link the KV cache crosses "
         "(a number > 0), got 0");
   o = options();
+  o.window_s = -1;
+  CHECK(error_of_serve("continuous", o) ==
+        "serving option 'window_s': expected a batching window in seconds >= 0, got -1");
+  o = options();
+  o.packer = "fist-fit";
+  CHECK(
+      error_of_serve("static", o) ==
+      "serving option 'packer' 'fist-fit': expected one of none, first-fit (ff), first-fit-decreasing (ffd), "
+      "best-fit (bf) (did you mean 'first-fit'?)");
+  o = options();
   o.decode_chips = 0;
   CHECK(error_of_serve("disaggregated", o) ==
         "serving option 'decode_chips': expected chips in [1, 4096], got 0");

@@ -88,52 +88,53 @@ TEST_CASE("serving static: the 5-request example worked by hand", "[serving]") {
   CHECK(r.totals.steps == 10);  // 1 + 2 decode, 1, 1 + 3, 1 + 1
 }
 
-// continuous (decode [2, 16], 2 slots): t=0 prefill [2, 4] {R0, R1} 0 -> 2 (TTFT 2, 2). R2, R3
-// arrive at 1; no slot free: decode 2 -> 3.25 (R0 token 2; R1 token 2, done, slot 1 free).
-// Prefill {R2} in [1, 8] 3.25 -> 5.25 (its only token: TTFT 4.25; its slot frees at once).
-// Prefill {R3} in [1, 4] 5.25 -> 6.75 (TTFT 5.75). Decode 6.75 -> 8: R0 token 3 (gaps 1.25 and
-// 4.75: mean 3, max 4.75, E2E 8), R3 token 2. Decode 8 -> 9.25 -> 10.5: R3 done (E2E 9.5).
+// continuous (decode [2, 16], 2 slots; a request whose only token comes from prefill takes no
+// slot): t=0 prefill [2, 4] {R0, R1} 0 -> 2 (TTFT 2, 2). R2, R3 arrived at 1: R2 needs no slot,
+// R3 cannot join it (no [2, >=6] bucket): prefill {R2} in [1, 8] 2 -> 4 (its only token: TTFT
+// 3). No slot for R3: decode 4 -> 5.25 (R0 token 2; R1 token 2, gap 3.25, done, slot 1 free).
+// Prefill {R3} in [1, 4] 5.25 -> 6.75 (TTFT 5.75). Decode 6.75 -> 8: R0 token 3 (gaps 3.25 and
+// 2.75: mean 3, max 3.25, E2E 8), R3 token 2. Decode 8 -> 9.25 -> 10.5: R3 done (E2E 9.5).
 // R4 (arrived 10) prefill 10.5 -> 12 (TTFT 2), decode 12 -> 13.25 (E2E 3.25).
 TEST_CASE("serving continuous: the 5-request example worked by hand", "[serving]") {
-  check_hand("continuous", {{0, 2, 3, 4.75, 8},
-                            {0, 2, 1.25, 1.25, 3.25},
-                            {2.25, 4.25, kNone, kNone, 4.25},
+  check_hand("continuous", {{0, 2, 3, 3.25, 8},
+                            {0, 2, 3.25, 3.25, 5.25},
+                            {1, 3, kNone, kNone, 3},
                             {4.25, 5.75, 1.25, 1.25, 9.5},
                             {0.5, 2, 1.25, 1.25, 3.25}});
 }
 
 // chunked (C = 4; prefill [1, 4] = 1.5 s, with decode [2, 16] beside it 2.75 s): t=0 R0, R1
-// take both slots; chunk = R0's 4 tokens, 0 -> 1.5 (TTFT 1.5). Chunk R1's 3 + decode R0:
-// 1.5 -> 4.25 (R1 TTFT 4.25; R0 token 2, gap 2.75). Decode 4.25 -> 5.5: R0 token 3 (gaps 2.75,
-// 1.25: mean 2, E2E 5.5), R1 token 2 (E2E 5.5). Both slots free: R2 and R3 start at 5.5; chunk
-// R2's first 4, 5.5 -> 7; chunk R2's last 2 + R3's 2, 7 -> 8.5: R2's only token (TTFT 7.5), R3
-// TTFT 7.5. Decode R3: 8.5 -> 9.75 -> 11; R4 (arrived 10) joins: chunk R4 + decode R3 11 ->
-// 13.75 (R3 token 4: gaps 1.25, 1.25, 2.75, E2E 12.75; R4 TTFT 3.75); decode 13.75 -> 15 (E2E 5).
+// take both slots; chunk = R0's 4 tokens, 0 -> 1.5 (TTFT 1.5). At 1.5 R2 (one token: no slot)
+// starts its prefill, R3 waits for a slot: chunk R1's 3 + R2's first 1, decode R0: 1.5 -> 4.25
+// (R1 TTFT 4.25; R0 token 2, gap 2.75). Chunk R2's next 4, decode R0 and R1: 4.25 -> 7 (R0
+// token 3: gaps 2.75, 2.75, E2E 7; R1 token 2: E2E 7). Both slots free: R3 starts at 7; chunk
+// R2's last 1 + R3's 2, 7 -> 8.5: R2's only token (TTFT 7.5), R3 TTFT 7.5. Decode R3: 8.5 ->
+// 9.75 -> 11; R4 (arrived 10) joins at 11: chunk R4 + decode R3 11 -> 13.75 (R3 token 4: gaps
+// 1.25, 1.25, 2.75, E2E 12.75; R4 TTFT 3.75); decode 13.75 -> 15 (E2E 5).
 TEST_CASE("serving chunked: the 5-request example worked by hand", "[serving]") {
-  check_hand("chunked", {{0, 1.5, 2, 2.75, 5.5},
-                         {1.5, 4.25, 1.25, 1.25, 5.5},
-                         {4.5, 7.5, kNone, kNone, 7.5},
+  check_hand("chunked", {{0, 1.5, 2.75, 2.75, 7},
+                         {1.5, 4.25, 2.75, 2.75, 7},
+                         {0.5, 7.5, kNone, kNone, 7.5},
                          {6, 7.5, 1.75, 2.75, 12.75},
                          {1, 3.75, 1.25, 1.25, 5}});
 }
 
 // disaggregated (one prefill chip P, one decode chip D with [2, 16]; the KV cache crosses a
 // 4 B/s link: prompt / 4 s; decode chips act first on a tie). P 0 -> 2: prefill [2, 4] {R0 slot
-// 0, R1 slot 1} (TTFT 2, 2); R1's cache lands at 2.75, R0's at 3. D 2.75 -> 4: R1 token 2 (gap
-// 2, E2E 4). D frees slot 1 at 4 and runs R0 4 -> 5.25 (gap 3.25); P, idle since 2 for want of
-// a slot, prefills R2 in [1, 8] 4 -> 6 (its only token: TTFT 5; R3 cannot join: no [2, >=6]).
-// D 5.25 -> 6.5: R0 token 3 (gaps 3.25, 1.25, E2E 6.5). At 6.5 D frees slots 0 and 1 (R2's,
-// held until its prefill ended); P prefills R3 in [1, 4] 6.5 -> 8 (TTFT 7), cache at 8.5; D
-// 8.5 -> 9.75 -> 11 -> 12.25 (gaps 1.75, 1.25, 1.25, E2E 11.25). R4: P 10 -> 11.5 (TTFT 1.5),
-// cache at 12.5, D 12.5 -> 13.75 (gap 2.25, E2E 3.75).
+// 0, R1 slot 1} (TTFT 2, 2); R1's cache lands at 2.75, R0's at 3. P 2 -> 4: R2 in [1, 8] (one
+// token: no slot, no cache to move; TTFT 3; R3 cannot join it: no [2, >=6]). D 2.75 -> 4: R1
+// token 2 (gap 2, E2E 4). At 4 D frees slot 1 and runs R0 4 -> 5.25 (gap 3.25); P prefills R3
+// into slot 1, [1, 4] 4 -> 5.5 (TTFT 4.5), its cache at 6. D 5.25 -> 6.5: R0 token 3 (gaps 3.25,
+// 1.25, E2E 6.5). D 6.5 -> 7.75 -> 9 -> 10.25: R3 (gaps 2.25, 1.25, 1.25, E2E 9.25). R4: P
+// 10 -> 11.5 (TTFT 1.5), cache at 12.5, D 12.5 -> 13.75 (gap 2.25, E2E 3.75).
 TEST_CASE("serving disaggregated: the 5-request example worked by hand", "[serving]") {
   ServeOptions o = hand_options();
   o.kv_link_bytes_per_s = 4;
   check_hand("disaggregated",
              {{0, 2, 2.25, 3.25, 6.5},
               {0, 2, 2, 2, 4},
-              {3, 5, kNone, kNone, 5},
-              {5.5, 7, 4.25 / 3, 1.75, 11.25},
+              {1, 3, kNone, kNone, 3},
+              {3, 4.5, 4.75 / 3, 2.25, 9.25},
               {0, 1.5, 2.25, 2.25, 3.75}},
              o);
   const ServeResult r = serve(hand_log(), "disaggregated", kHandCost, o);
@@ -142,15 +143,16 @@ TEST_CASE("serving disaggregated: the 5-request example worked by hand", "[servi
   CHECK(r.totals.busy_s == Approx(2 + 2 + 1.5 + 1.5 + 7 * 1.25));  // 4 prefill steps, 7 decode steps
 }
 
-// dynamic (varlen, 2 slots): prefill {R0, R1} = 1 + 0.125 * 7 = 1.875 s (TTFT 1.875). Decode of
-// 2 (1.25 s) -> 3.125: R1 done. Prefill {R2} = 1.75 s -> 4.875 (TTFT 3.875, done). Prefill {R3}
-// = 1.25 s -> 6.125 (TTFT 5.125). Decode of 2 -> 7.375: R0 done (gaps 1.25, 4.25; E2E 7.375).
-// Decode of 1 (1.125 s) -> 8.5 -> 9.625: R3 done (gaps 1.25, 1.125, 1.125; E2E 8.625). R4 at 10:
-// prefill 1.5 s -> 11.5 (TTFT 1.5), decode -> 12.625 (E2E 2.625).
+// dynamic (varlen, 2 slots, at most 2 prompts a step): prefill {R0, R1} = 1 + 0.125 * 7 =
+// 1.875 s (TTFT 1.875). R2 needs no slot, R3 waits for one: prefill {R2} = 1.75 s -> 3.625 (TTFT
+// 2.625, done). Decode of 2 (1.25 s) -> 4.875: R1 done (gap 3). Prefill {R3} = 1.25 s -> 6.125
+// (TTFT 5.125). Decode of 2 -> 7.375: R0 done (gaps 3, 2.5; E2E 7.375). Decode of 1 (1.125 s)
+// -> 8.5 -> 9.625: R3 done (gaps 1.25, 1.125, 1.125; E2E 8.625). R4 at 10: prefill 1.5 s ->
+// 11.5 (TTFT 1.5), decode -> 12.625 (E2E 2.625).
 TEST_CASE("serving dynamic: the 5-request example worked by hand", "[serving]") {
-  check_hand("dynamic", {{0, 1.875, 2.75, 4.25, 7.375},
-                         {0, 1.875, 1.25, 1.25, 3.125},
-                         {2.125, 3.875, kNone, kNone, 3.875},
+  check_hand("dynamic", {{0, 1.875, 2.75, 3, 7.375},
+                         {0, 1.875, 3, 3, 4.875},
+                         {0.875, 2.625, kNone, kNone, 2.625},
                          {3.875, 5.125, 3.5 / 3, 1.25, 8.625},
                          {0, 1.5, 1.125, 1.125, 2.625}});
   const ServeResult r = serve(hand_log(), "dynamic", kHandCost, hand_options());

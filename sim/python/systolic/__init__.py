@@ -198,18 +198,23 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
          overflow="reject", compile_new_shapes=False, compile_stall_s=30.0, skip_bad_lines=False,
          scheduler="continuous", chunk_tokens=None, slo_ttft_s=None, slo_tbt_s=None, replicas=None,
          router="round-robin", rate_scale=None, poisson_qps=None, poisson_requests=None, seed=1, tp=1,
-         prefill_chips=None, decode_chips=None):
+         prefill_chips=None, decode_chips=None, outdir=None, timeline=None, lanes=None, lanes_html=None):
     """Replays a request log through one or more bucket sets on `config` and serves it through a
     scheduler, as `systolic pack -m MODEL --requests LOG --buckets B ...` does; every keyword is
     one of its flags (docs/python.md has the table; None: the flag not given). The Result's to_dict() equals the
     CLI's report.json; .buckets is a DataFrame of the first set's per-shape rows.
 
-    scheduler: one name, or several (a list, or names separated by commas, as --scheduler): then
-    a list of Results, one per scheduler in that order, as `pack --scheduler a,b` writes
-    <outdir>/<scheduler>/report.json."""
+    scheduler, packer: one name, or several (a list, or names separated by commas, as
+    --scheduler and --policy): then a list of Results, one per variant (every scheduler with
+    every packer, schedulers outer), as `pack --scheduler a,b` writes <outdir>/<scheduler>/report.json.
+
+    outdir=DIR writes the files `systolic pack -o DIR` writes (report.json, requests.csv, and
+    comparison.csv for several schedulers), and with it timeline=, lanes=, lanes_html= those of
+    --timeline, --lanes, --lanes-html; the same bytes as the CLI's."""
     if isinstance(buckets, (str, _os.PathLike)):
         buckets = [buckets]
     names = scheduler if isinstance(scheduler, str) else ",".join(scheduler)
+    packers = packer if isinstance(packer, str) else ",".join(packer)
     def whole(v):  # an integer (numpy's too); 2.0 is not a count of replicas
         return None if v is None else _operator.index(v)
 
@@ -224,10 +229,12 @@ def pack(config, model, requests, buckets, packer="first-fit-decreasing", window
                "poisson_requests": whole(poisson_requests), "seed": whole(seed), "tp": whole(tp),
                "prefill_chips": whole(prefill_chips), "decode_chips": whole(decode_chips)}
     results = [Result(r) for r in _systolic.pack(
-        _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packer,
+        _as_config(config), _os.fspath(model), _os.fspath(requests), [_os.fspath(b) for b in buckets], packers,
         float(window_ms), overflow, bool(compile_new_shapes), float(compile_stall_s), bool(skip_bad_lines),
-        serving)]
-    return results[0] if isinstance(scheduler, str) and "," not in scheduler else results
+        serving, None if outdir is None else _os.fspath(outdir),
+        *("" if p is None else _os.fspath(p) for p in (timeline, lanes, lanes_html)))]
+    one = [isinstance(v, str) and "," not in v for v in (scheduler, packer)]
+    return results[0] if all(one) else results
 
 
 def compile(config, workload, output=None, bucket=None, phase="prefill",  # noqa: A001

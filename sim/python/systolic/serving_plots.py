@@ -78,7 +78,8 @@ def _waste(configs, plt):
     names, pads, masks = [], [], []
     for label, _, replay in configs:
         for b in replay["buckets"]:
-            names.append(f"{label}\n{b['phase']} {b['shape'][0]}x{b['shape'][1]}")
+            shape = "varlen" if b["shape"] is None else f"{b['shape'][0]}x{b['shape'][1]}"
+            names.append(f"{label}\n{b['phase']} {shape}")
             pads.append(100 * b["padding_waste"])
             masks.append(100 * b["mask_waste"])
     x = range(len(names))

@@ -7,6 +7,7 @@ packers, schedulers and bucket sets in pandas. Pure Python.
 """
 import json
 import os
+from math import nan
 
 # The numeric columns of a work-table row (report.json replays[i].buckets[j]), in order.
 BUCKET_NUMBERS = ("instances", "requests", "useful_tokens", "pad_tokens", "fill", "utilization", "padding_waste",
@@ -26,7 +27,9 @@ def _report(source):
 def bucket_frame(reports, labels=None):
     """One row per bucket shape per bucket set of each pack report: label (the report's
     position, or `labels`), packer, scheduler, bucket_set, phase (identifiers), then batch and
-    length (the shape) and BUCKET_NUMBERS, all numeric, plus runtime_shape (bool)."""
+    length (the shape; NaN for the varlen rows of `dynamic`) and BUCKET_NUMBERS, all numeric
+    (NaN where a value does not exist: the utilization of a varlen row), plus runtime_shape and
+    varlen (bool)."""
     import pandas as pd
     reports = list(reports) if isinstance(reports, (list, tuple)) else [reports]
     if labels is not None and len(labels) != len(reports):
@@ -38,14 +41,16 @@ def bucket_frame(reports, labels=None):
             raise ValueError(f"report {i}: expected a report of systolic pack (with 'replays')")
         for replay in report["replays"]:
             for b in replay["buckets"]:
+                shape = b["shape"] or [nan, nan]  # varlen steps (dynamic) have no shape
                 row = {"label": labels[i] if labels else i, "packer": report["policy"]["packer"],
                        "scheduler": replay["serving"]["scheduler"], "bucket_set": replay["bucket_set"],
-                       "phase": b["phase"], "batch": b["shape"][0], "length": b["shape"][1]}
-                row.update({k: b[k] for k in BUCKET_NUMBERS})
+                       "phase": b["phase"], "batch": shape[0], "length": shape[1]}
+                row.update({k: nan if b[k] is None else b[k] for k in BUCKET_NUMBERS})
                 row["runtime_shape"] = bool(b["runtime_shape"])
+                row["varlen"] = bool(b.get("varlen", False))
                 rows.append(row)
     columns = ["label", "packer", "scheduler", "bucket_set", "phase", "batch", "length", *BUCKET_NUMBERS,
-               "runtime_shape"]
+               "runtime_shape", "varlen"]
     return pd.DataFrame(rows, columns=columns)
 
 

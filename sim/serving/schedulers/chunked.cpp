@@ -1,7 +1,7 @@
 // `chunked`: Sarathi-style chunked prefill (Agrawal et al., OSDI 2024). Every step has one
 // static shape: a prefill chunk [1, C] (C = chunk_tokens) beside the decode shape [B slots, L]
 // (options.buckets.decode.back()), either part left out when it has nothing to do. A waiting
-// request takes a free slot and its KV reservation when one is free (arrival order); the
+// request takes its KV reservation and, if it decodes, a free slot (arrival order); the
 // chunk is filled with the next prompt tokens of the requests in their prefill, in order (a
 // chunk may end one prompt and start the next). A request whose last prompt token is in a chunk
 // gets its first token from that step and decodes from the next. Decode tokens are never held
@@ -41,22 +41,18 @@ class ChunkedPrefill : public Scheduler {
     while (!engine.done()) {
       engine.admit_arrivals(limits);
       if (engine.done()) break;  // the last arrivals were all rejected
-      auto& waiting = engine.waiting();
-      while (!waiting.empty() && slots.any_free() && engine.reserve_kv(waiting.front())) {
-        prefilling.push_back({waiting.front(), 0, slots.take()});
-        waiting.pop_front();
-      }
+      admit_waiting(engine, slots, prefilling);
       step.clear();
       fill_chunk(engine, prefilling, options.chunk_tokens, step);
       step.decode = active;
       if (step.prefill.empty() && step.decode.empty()) {
-        if (!engine.wait_for_arrival())
+        if (!engine.wait_for_event())
           throw std::logic_error("chunked prefill: requests left but nothing can run");
         continue;
       }
       engine.execute(step);
       while (!prefilling.empty() && engine.prefilled(prefilling.front().request)) {
-        active.push_back(prefilling.front());
+        if (prefilling.front().slot >= 0) active.push_back(prefilling.front());
         prefilling.pop_front();
       }
       release_finished(engine, active, slots);
@@ -64,6 +60,19 @@ class ChunkedPrefill : public Scheduler {
   }
 
  private:
+  // Once the batching window of the oldest has closed, waiting requests start their prefill in
+  // arrival order while the KV budget holds them and, for those that decode, a slot is free.
+  static void admit_waiting(Engine& engine, SlotPool& slots, std::deque<Work>& prefilling) {
+    if (engine.batch_ready_s() > engine.now()) return;
+    auto& waiting = engine.waiting();
+    while (!waiting.empty()) {
+      const bool decodes = engine.record(waiting.front()).target_tokens > 1;
+      if ((decodes && !slots.any_free()) || !engine.reserve_kv(waiting.front())) break;
+      prefilling.push_back({waiting.front(), 0, decodes ? slots.take() : -1});
+      waiting.pop_front();
+    }
+  }
+
   static void fill_chunk(const Engine& engine, const std::deque<Work>& prefilling, int64_t chunk,
                          Step& step) {
     int64_t room = chunk;

@@ -2,8 +2,8 @@
 // DistServe, Zhong et al., OSDI 2024). `prefill_chips` chips run only prefill steps in the
 // set's prefill buckets, batched as `continuous` batches them; `decode_chips` chips each run
 // the decode shape [B slots, L] (options.buckets.decode.back()), each with its own KV budget.
-// A request is given a decode slot on the decode chip with the most free slots (and room for its
-// KV cache) when its prefill starts; after its first token its KV cache, prompt x
+// A request that decodes is given a decode slot on the decode chip with the most free slots (and
+// room for its KV cache) when its prefill starts; after its first token its KV cache, prompt x
 // kv_bytes_per_token bytes, crosses the link at kv_link_bytes_per_s, and it decodes from the
 // first step of its decode chip that starts after the cache arrived.
 //
@@ -12,6 +12,7 @@
 // freed by a step ending at t is free for a prefill starting at t. A chip with nothing to do
 // idles until the next event it knows of (an arrival, another chip's step ending, a KV cache
 // arriving); a step started meanwhile wakes it at its end, when it may bring new work.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,7 +45,7 @@ class Pools {
       : engine_(engine),
         options_(options),
         decode_(options.buckets.decode.back().shape),
-        limits_{options.buckets.prefill.back().shape.length, decode_.length},
+        limits_{prefill_limit(options), decode_.length},
         prefill_clocks_(static_cast<size_t>(options.prefill_chips), Clock{engine.now()}) {
     for (int64_t c = 0; c < options.decode_chips; ++c)
       decode_chips_.push_back({Clock{engine.now()}, SlotPool(decode_.batch, c * decode_.batch), {}, {}});
@@ -89,6 +90,7 @@ class Pools {
   // The first event after t that could give an idle chip work.
   double next_event(double t) const {
     double next = engine_.next_arrival_s();
+    if (const double ready = engine_.batch_ready_s(); ready > t) next = std::min(next, ready);
     const auto later = [&](double x) {
       if (x > t && x < next) next = x;
     };
@@ -105,20 +107,23 @@ class Pools {
     return r.first_token_s + r.kv_transfer_s;
   }
 
-  // A slot on the decode chip with the most free slots whose KV budget holds the request.
+  // The KV reservation on the decode chip with the most free slots and, when the request
+  // decodes, a slot there (-1 when its only token comes from prefill).
   std::optional<int64_t> bind(int64_t id, double t) {
+    const bool decodes = engine_.record(id).target_tokens > 1;
     DecodeChip* best = nullptr;
     for (DecodeChip& d : decode_chips_)
-      if (d.slots.any_free() && (!best || d.slots.free_count() > best->slots.free_count())) best = &d;
+      if ((!decodes || d.slots.any_free()) && (!best || d.slots.free_count() > best->slots.free_count()))
+        best = &d;
     if (!best || !engine_.reserve_kv(id, best - decode_chips_.data(), t)) return std::nullopt;
-    return best->slots.take();
+    return decodes ? best->slots.take() : -1;
   }
 
   // The end of the prefill step it ran at t, or nullopt when it had nothing to run.
   std::optional<double> run_prefill(double t) {
     step_.clear();
     if (!select_prefill(
-            engine_, options_, Shapes::fixed, [&](int64_t id) { return bind(id, t); }, step_))
+            engine_, options_, Shapes::fixed, [&](int64_t id) { return bind(id, t); }, step_, t))
       return std::nullopt;
     for (const Work& w : step_.prefill) {
       const RequestRecord& r = engine_.record(w.request);
@@ -128,7 +133,8 @@ class Pools {
     }
     const double end = engine_.execute_at(step_, t);
     for (const Work& w : step_.prefill)
-      decode_chips_[static_cast<size_t>(w.slot / decode_.batch)].arriving.push_back({w.request, 0, w.slot});
+      if (w.slot >= 0)
+        decode_chips_[static_cast<size_t>(w.slot / decode_.batch)].arriving.push_back({w.request, 0, w.slot});
     return end;
   }
 
@@ -141,11 +147,7 @@ class Pools {
         ++it;
         continue;
       }
-      if (engine_.finished(it->request)) {
-        chip.slots.give_back(it->slot);  // its only token came from prefill
-      } else {
-        chip.active.push_back(*it);
-      }
+      chip.active.push_back(*it);
       it = arriving.erase(it);
     }
     if (chip.active.empty()) return std::nullopt;

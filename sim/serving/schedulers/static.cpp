@@ -1,10 +1,13 @@
 // `static`: fill a bucket, run it to completion. When the chip is idle, the requests waiting
 // (arrival order, stopping at the first that does not fit) form one batch: a single prefill
-// step of the smallest prefill bucket [B, S] that holds them, one request per lane, then
+// step of the smallest prefill bucket [B, S] that holds their lanes as the packer fills them, then
 // decode steps of the smallest decode bucket [B', L] that holds those still generating, every
 // step running the whole shape (finished lanes are pads) until the last request is done.
 // Requests arriving meanwhile wait for the next batch.
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <utility>
 
 #include "sim/serving/batching.hpp"
 #include "sim/serving/scheduler.hpp"
@@ -19,16 +22,15 @@ class StaticBatching : public Scheduler {
   }
 
   void run(Engine& engine, const ServeOptions& options) const override {
-    const auto& b = options.buckets;
-    const Engine::Limits limits{b.prefill.back().shape.length, longest_decode(b)};
+    const Engine::Limits limits{prefill_limit(options), longest_decode(options.buckets)};
     Step step;
     while (!engine.done()) {
       engine.admit_arrivals(limits);
       if (engine.done()) break;  // the last arrivals were all rejected
       step.clear();
       if (select_batch(engine, options, step)) {
-        run_batch(engine, options, step);
-      } else if (!engine.wait_for_arrival()) {
+        run_batch(engine, step);
+      } else if (!engine.wait_for_event()) {
         throw std::logic_error("static batching: requests left but nothing can run");
       }
     }
@@ -41,31 +43,39 @@ class StaticBatching : public Scheduler {
     return longest;
   }
 
-  // Takes waiting requests while a prefill bucket and (for those that decode) a decode bucket
-  // hold the batch and the KV budget has room.
+  // Takes waiting requests (once the batching window has closed) while a prefill bucket holds
+  // their lanes (plan_prefill), a decode bucket holds those that decode, and the KV budget has
+  // room.
   static bool select_batch(Engine& engine, const ServeOptions& options, Step& step) {
-    const auto& b = options.buckets;
-    int64_t longest = 0, decoding = 0, context = 0;
+    if (engine.batch_ready_s() > engine.now()) return false;
+    int64_t decoding = 0, context = 0;
+    std::vector<packing::Item> prompts;
+    std::vector<std::pair<int64_t, int64_t>> slots;  // (request, decode slot)
+    std::optional<PrefillPlan> plan;
     auto& waiting = engine.waiting();
     while (!waiting.empty()) {
       const RequestRecord& r = engine.record(waiting.front());
-      const auto prefill = smallest_fit(b.prefill, static_cast<int64_t>(step.prefill.size()) + 1,
-                                        std::max(longest, r.prompt_tokens));
+      prompts.push_back({r.id, r.prompt_tokens});
+      std::optional<PrefillPlan> grown = plan_prefill(options, prompts);
       const bool decodes = r.target_tokens > 1;
       const int64_t ctx = std::max(context, decodes ? r.prompt_tokens + r.target_tokens : 0);
-      const auto decode = smallest_fit(b.decode, decoding + decodes, ctx);
-      if (!prefill || (decodes && !decode) || !engine.reserve_kv(r.id)) break;
-      step.prefill_shape = *prefill;
+      const auto decode = smallest_fit(options.buckets.decode, decoding + decodes, ctx);
+      if (!grown || (decodes && !decode) || !engine.reserve_kv(r.id)) {
+        prompts.pop_back();
+        break;
+      }
+      plan = std::move(grown);
       if (decodes) step.decode_shape = *decode;
-      longest = std::max(longest, r.prompt_tokens);
       context = ctx;
-      step.prefill.push_back({r.id, r.prompt_tokens, decodes ? decoding++ : -1});
+      slots.emplace_back(r.id, decodes ? decoding++ : -1);
       waiting.pop_front();
     }
-    return !step.prefill.empty();
+    if (!plan) return false;
+    lay_out(*plan, slots, step);
+    return true;
   }
 
-  static void run_batch(Engine& engine, const ServeOptions& options, Step& step) {
+  static void run_batch(Engine& engine, Step& step) {
     engine.execute(step);
     std::vector<Work> lanes;
     for (const Work& w : step.prefill)
