@@ -52,6 +52,7 @@ struct RunOptions {
   std::string vcd;       // waveforms (sim/viz/vcd_tracer.hpp)
   std::string timeline;  // trace-event JSON (sim/report/timeline_file.hpp), gzip for .json.gz
   std::string timeline_window;
+  uint64_t timeline_sample = 1;
   double timeline_limit_mib = 1024;
   bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv etc. (sim/report/scalesim_csv.hpp)
   std::string chakra;             // DIR/<workload>.<chip>.et (sim/chakra/chakra_et.hpp)
@@ -125,6 +126,8 @@ RunRequest run_request(const RunOptions& o) {
     if (o.timeline.empty()) throw InputError("--timeline-window: give --timeline PATH too");
     request.record.timeline_options.window = parse_cycle_range(o.timeline_window, "--timeline-window");
   }
+  if (o.timeline_sample != 1 && o.timeline.empty()) throw InputError("--timeline-sample: give --timeline PATH too");
+  request.record.timeline_options.sample_every = o.timeline_sample;
   request.record.timeline_options.limit_bytes = static_cast<uint64_t>(o.timeline_limit_mib * (1 << 20));
   request.record.vcd = o.vcd;
   return request;
@@ -207,6 +210,10 @@ Command add_run_command(CLI::App& app) {
                   "gzip-compressed when the path ends in .json.gz");
   cmd->add_option("--timeline-window", opts->timeline_window,
                   "Only cycles A to B-1 of the run in the timeline (A:B; A: and :B leave one end open)");
+  cmd->add_option("--timeline-sample", opts->timeline_sample,
+                  "Keep one instruction slice in N on each track of the timeline (with its stall and arrow; "
+                  "counters whole), for very long runs")
+      ->check(CLI::Range(uint64_t{1}, kMaxTimelineSample));
   cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
                   "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
       ->check(CLI::PositiveNumber);

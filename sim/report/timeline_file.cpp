@@ -44,6 +44,7 @@ class Output {
   Output& operator=(const Output&) = delete;
 
   void write(const std::string& text) {
+    written_ += text.size();
     pending_ += text;
     if (pending_.size() >= (1U << 20)) flush(Z_NO_FLUSH);
   }
@@ -56,6 +57,7 @@ class Output {
     }
     file_ = nullptr;
   }
+  uint64_t written() const { return written_; }  // text bytes, before compression
 
  private:
   void flush(int mode) {
@@ -84,6 +86,7 @@ class Output {
   bool gzip_;
   z_stream z_{};
   std::string pending_;
+  uint64_t written_ = 0;
 };
 
 // Serialises each event as it comes, with the separators of json::dump().
@@ -136,6 +139,85 @@ class WindowSink final : public TimelineSink {
   std::map<std::string, json> before_;  // each counter's last point before the window
 };
 
+
+// Keeps one instruction slice in `every` on each track (the 1st, the (every+1)-th, ...), with
+// the stall in front of a kept slice and that stall's arrow. The events of a track come in its
+// instructions' order and a stall (with its arrow) is made just before its instruction's slice,
+// so it takes the decision of the next slice on its track. Each counter's points are merged
+// `every` at a time into one point holding their time-weighted mean, so what a counter
+// integrates (bytes moved, engine-cycles busy) is kept exactly; its last point is kept as it is.
+class SampleSink final : public TimelineSink {
+ public:
+  SampleSink(TimelineSink& out, uint64_t every) : out_(out), every_(every) {}
+  void event(json e) override {
+    const std::string ph = e.value("ph", "");
+    if (ph == "X") return slice(std::move(e));
+    if (ph == "C") return point(std::move(e));
+    if (ph == "s" || ph == "f") {  // the arrow of the stall just made
+      if (keep_arrow_) out_.event(std::move(e));
+      return;
+    }
+    out_.event(std::move(e));  // metadata
+  }
+  void close() {
+    for (auto& [key, run] : runs_) {
+      if (run.count > 1) emit_mean(run, run.last_ts);
+      out_.event(std::move(run.last));
+    }
+    runs_.clear();
+  }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  // The points of one counter being merged: the first's event, the area under the ones so far.
+  struct Run {
+    json first, last;
+    uint64_t first_ts = 0, last_ts = 0, count = 0;
+    double area = 0;  // value x cycles, from first_ts to last_ts
+  };
+
+  void slice(json e) {
+    uint64_t& seen = seen_[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}];
+    const bool keep = seen % every_ == 0;
+    if (e["cat"] == "stall") {
+      keep_arrow_ = keep;
+    } else {
+      ++seen;
+      keep_arrow_ = false;
+    }
+    if (keep) return out_.event(std::move(e));
+    dropped_ += e["cat"] == "stall" ? 0 : 1;
+  }
+  void point(json e) {
+    const uint64_t ts = e["ts"].get<uint64_t>();
+    Run& run = runs_[fmt::format("{}/{}", e["pid"].dump(), e["name"].dump())];
+    if (run.count == 0) return start(run, std::move(e), ts);
+    run.area += static_cast<double>(ts - run.last_ts) * run.last["args"]["value"].get<double>();
+    if (run.count == every_) {  // this point starts the next run
+      emit_mean(run, ts);
+      return start(run, std::move(e), ts);
+    }
+    run.last = std::move(e);
+    run.last_ts = ts;
+    ++run.count;
+  }
+  static void start(Run& run, json e, uint64_t ts) {
+    run = Run{e, std::move(e), ts, ts, 1, 0.0};
+  }
+  // The run's first point, holding the mean over [first, end) (its own value if that is empty).
+  void emit_mean(Run& run, uint64_t end) {
+    if (end > run.first_ts) run.first["args"]["value"] = run.area / static_cast<double>(end - run.first_ts);
+    out_.event(std::move(run.first));
+  }
+
+  TimelineSink& out_;
+  uint64_t every_;
+  std::map<std::pair<int64_t, int64_t>, uint64_t> seen_;  // instruction slices per (pid, tid)
+  std::map<std::string, Run> runs_;                        // per counter: pid/name
+  bool keep_arrow_ = false;
+  uint64_t dropped_ = 0;
+};
+
 }  // namespace
 
 uint64_t estimate_timeline_bytes(const std::vector<const Program*>& programs) {
@@ -148,18 +230,32 @@ uint64_t estimate_timeline_bytes(const std::vector<const Program*>& programs) {
 void check_timeline_size(const std::vector<const Program*>& programs, const TimelineOptions& options,
                          const std::string& path) {
   if (options.window) return;  // the window bounds it
-  const uint64_t bytes = estimate_timeline_bytes(programs);
+  const uint64_t bytes = estimate_timeline_bytes(programs) / options.sample_every;
   const double mib = static_cast<double>(bytes) / (1 << 20);
   if (bytes > options.limit_bytes)
     throw InputError(fmt::format(
         "--timeline {}: this run's timeline would be about {:.1f} MiB of JSON (more than --timeline-limit, "
-        "{:.1f} MiB): give a window of cycles (--timeline-window A:B), or raise --timeline-limit if a viewer can "
-        "load it",
+        "{:.1f} MiB): give a window of cycles (--timeline-window A:B) or sample the slices (--timeline-sample N), "
+        "or raise --timeline-limit if a viewer can load it",
         path, mib, static_cast<double>(options.limit_bytes) / (1 << 20)));
   if (bytes > kNoteBytes)
     fmt::print(stderr, "note: --timeline {}: the timeline will be about {:.0f} MiB of JSON{}\n", path, mib,
                ends_with(path, ".gz") ? " before compression" : " (a .json.gz path is 10 to 20 times smaller)");
 }
+
+namespace {
+
+// The backstop behind the estimate (a window has no limit: it bounds the text itself).
+void check_written(uint64_t bytes, const TimelineOptions& options, const std::string& path) {
+  if (options.window || bytes <= options.limit_bytes) return;
+  throw InputError(fmt::format(
+      "--timeline {}: this run's timeline came to {:.1f} MiB of JSON (more than --timeline-limit, {:.1f} MiB; "
+      "nothing written): give a window of cycles (--timeline-window A:B), a coarser --timeline-sample, or raise "
+      "--timeline-limit",
+      path, static_cast<double>(bytes) / (1 << 20), static_cast<double>(options.limit_bytes) / (1 << 20)));
+}
+
+}  // namespace
 
 std::string write_timeline_temporary(const std::string& path, const ChipConfig& config,
                                      const std::vector<Program>& programs, const SystemResult& result,
@@ -168,17 +264,25 @@ std::string write_timeline_temporary(const std::string& path, const ChipConfig& 
   try {
     Output out(temp, path, ends_with(path, ".gz"));
     TextSink text(out);
+    SampleSink sample(text, options.sample_every);
+    TimelineSink& sink = options.sample_every > 1 ? static_cast<TimelineSink&>(sample) : text;
     json other;
     if (options.window) {
-      WindowSink window(text, *options.window);
+      WindowSink window(sink, *options.window);
       other = stream_system_timeline(config, programs, result, window);
       window.close();
       other["window_cycles"] = {options.window->first.value_or(0),
                                 options.window->last ? json(*options.window->last) : json(nullptr)};
     } else {
-      other = stream_system_timeline(config, programs, result, text);
+      other = stream_system_timeline(config, programs, result, sink);
+    }
+    sample.close();
+    if (options.sample_every > 1) {
+      other["sample_every"] = options.sample_every;
+      other["slices_dropped"] = sample.dropped();
     }
     text.close(other);
+    check_written(out.written(), options, path);
     out.finish();
   } catch (...) {
     std::remove(temp.c_str());

@@ -19,8 +19,12 @@ namespace systolic {
 
 struct TimelineOptions {
   std::optional<CycleRange> window;     // --timeline-window A:B: only what overlaps cycles [A, B)
+  uint64_t sample_every = 1;            // --timeline-sample N: one instruction slice in N per track
   uint64_t limit_bytes = 1ULL << 30;    // --timeline-limit: refuse a larger estimate (JSON text)
 };
+
+// The largest --timeline-sample: a coarser view than one slice in a million says nothing.
+constexpr uint64_t kMaxTimelineSample = 1000000;
 
 // The JSON text a timeline of these programs takes, before compression, estimated from their
 // instruction count (each executed instruction is a slice with its arguments, and some a stall
@@ -29,7 +33,10 @@ struct TimelineOptions {
 uint64_t estimate_timeline_bytes(const std::vector<const Program*>& programs);
 
 // Before simulating: an InputError when the estimate exceeds the limit (no window given), with
-// what to do instead; a note on stderr when it exceeds 64 MiB.
+// what to do instead; a note on stderr when it exceeds 64 MiB. With --timeline-sample N the
+// estimate is divided by N; the text actually written is checked against the limit as well, so
+// a timeline whose counters outweigh the estimate is refused (nothing written) rather than
+// passed to a viewer that cannot load it.
 void check_timeline_size(const std::vector<const Program*>& programs, const TimelineOptions& options,
                          const std::string& path);
 

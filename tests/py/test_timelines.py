@@ -71,3 +71,55 @@ def test_a_timeline_over_the_limit_is_refused_before_simulating(systolic_bin, tm
                        *args, check=False)
         assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_sample_keeps_every_nth_slice_with_its_stall_and_each_counters_area(systolic_bin, full, tmp_path):
+    n = 7
+    run_cli("run", "-c", V4I, "-w", GPT2, "-o", tmp_path, "-q", "--timeline", tmp_path / "s.json",
+            "--timeline-sample", str(n))
+    sampled = json.loads((tmp_path / "s.json").read_text())
+    whole = json.loads(full)["traceEvents"]
+    events = sampled["traceEvents"]
+    key = lambda e: json.dumps(e, sort_keys=True)  # noqa: E731
+    # The reference, worked from the whole timeline: on each track, instruction slices in file
+    # order; keep the 0th, nth, 2nth...; a stall goes with the instruction it precedes.
+    want, dropped = set(), 0
+    tracks = {(e["pid"], e["tid"]) for e in whole if e["ph"] == "X"}
+    for track in tracks:
+        slices = [e for e in whole if e["ph"] == "X" and (e["pid"], e["tid"]) == track]
+        ordinal = 0
+        for e in slices:
+            if e["cat"] == "stall":
+                if ordinal % n == 0:
+                    want.add(key(e))
+                continue
+            if ordinal % n == 0:
+                want.add(key(e))
+            else:
+                dropped += 1
+            ordinal += 1
+    assert {key(e) for e in events if e["ph"] == "X"} == want
+    assert sampled["otherData"]["sample_every"] == n and sampled["otherData"]["slices_dropped"] == dropped > 0
+    # Names are whole; every arrow kept has both ends.
+    assert [e for e in events if e["ph"] == "M"] == [e for e in whole if e["ph"] == "M"]
+    starts = {e["id"] for e in events if e["ph"] == "s"}
+    assert starts == {e["id"] for e in events if e["ph"] == "f"}
+    # Each counter: n points merged into one, the area under it (bytes moved, engine-cycles busy)
+    # the same from its first point to its last, the last point as it was.
+    for name in {e["name"] for e in whole if e["ph"] == "C"}:
+        a = [(e["ts"], e["args"]["value"]) for e in whole if e["ph"] == "C" and e["name"] == name]
+        b = [(e["ts"], e["args"]["value"]) for e in events if e["ph"] == "C" and e["name"] == name]
+        area = lambda pts: sum((t1 - t0) * v for (t0, v), (t1, _) in zip(pts, pts[1:]))  # noqa: E731
+        assert area(b) == pytest.approx(area(a), rel=1e-9), name
+        assert b[-1] == a[-1] and b[0][0] == a[0][0], name
+        assert len(b) == (len(a) - 1 + n - 1) // n + 1 or len(b) == (len(a) + n - 1) // n + 1, name
+    assert (tmp_path / "s.json").stat().st_size < len(full) / 2
+
+
+def test_sample_is_checked_and_needs_a_timeline(systolic_bin, tmp_path):
+    for args, needle in [(["--timeline", tmp_path / "t.json", "--timeline-sample", "0"], "--timeline-sample"),
+                         (["--timeline", tmp_path / "t.json", "--timeline-sample", "x"], "--timeline-sample"),
+                         (["--timeline-sample", "4"], "give --timeline PATH too")]:
+        proc = run_cli("run", "-c", V4I, "-w", GPT2, "-o", tmp_path / "out", *args, check=False)
+        assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+        assert not (tmp_path / "out").exists() and not (tmp_path / "t.json").exists()
