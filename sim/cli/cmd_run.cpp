@@ -47,6 +47,7 @@ struct RunOptions {
   double timeline_limit_mib = 1024;
   bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv (sim/report/scalesim_csv.hpp)
   bool progress = false;          // a progress line even when stderr is not a terminal
+  bool every_chip = false;        // RunRequest::every_chip
   Budget budget;
 };
 }  // namespace
@@ -118,6 +119,7 @@ RunRequest run_request(const RunOptions& o) {
   }
   request.record.timeline_options.limit_bytes = static_cast<uint64_t>(o.timeline_limit_mib * (1 << 20));
   request.record.vcd = o.vcd;
+  request.every_chip = o.every_chip;
   return request;
 }
 
@@ -187,6 +189,10 @@ Command add_run_command(CLI::App& app) {
                 "Show progress with the time left on stderr (by default only on a terminal, after 2 s)");
   cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
                 "Also write OUTDIR/COMPUTE_REPORT.csv as SCALE-Sim v2 does (one chip)");
+  cmd->add_flag(
+      "--every-chip", opts->every_chip,
+      "Multi-chip: simulate every chip, also those that provably evolve like another (by default one "
+      "per class; the report is the same but for `simulation`)");
   add_sharding_options(cmd, opts->source.shape);
   add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() { return run_command(*opts); }};
