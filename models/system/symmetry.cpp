@@ -29,8 +29,8 @@ std::string message_limit(const Topology& topology, const std::vector<const Prog
             const size_t hops = topology.route(c, m.to, m.tie).size();
             if (hops != 1)
               return fmt::format(
-                  "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, and which "
-                  "goes first depends on the order the simulator runs the chips",
+                  "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, "
+                  "and which goes first depends on the order the simulator runs the chips",
                   c, m.to, hops);
             if (rules.memory_timed && m.via_hbm)
               return "with the real memory system a message is written into the receiver's HBM, which that "

@@ -207,7 +207,8 @@ nlohmann::ordered_json make_report(const ChipConfig& config,
   report["memory_timing"] = memory_timing(config);
   report["workload"] = {{"name", workloads.front()->name}, {"path", workloads.front()->path}};
   report["system"] = system_json(config, result.chip_count());
-  report["simulation"] = simulation_json(result);
+  // A single chip's report stays as it was: there is nothing to merge.
+  if (result.chip_count() > 1) report["simulation"] = simulation_json(result);
 
   CommSums comm;
   json collectives = collectives_json(config, *workloads.front(), programs, result, comm);
