@@ -61,6 +61,7 @@ def cases(tmp_path):
         ("ar-v5e-8-torus-ideal", ["-c", v5e, "-w", ar, "--set", "ici.wraparound=true", "--set", "ici.algorithm=torus",
                                   *ideal], 1),
         ("ar-v5p-64-ideal", ["-c", v5p, "-w", ar, *ideal], 1),
+        ("ar-v5p-256-ideal", ["-c", CONFIGS / "tpu-v5p-256.yaml", "-w", ar, *ideal], 1),
         ("gpt2-v5e-8", ["-c", v5e, "-w", REPO / "traces" / "gemms" / "gpt2.yaml"], 1),
         ("tiny-lm-tp2-ideal", ["-c", CONFIGS / "tiny-4x4.yaml", *ring2, "-w", TINY_LM, "--bucket", "1x8", "--tp", "2",
                                *ideal], 1),

@@ -205,7 +205,10 @@ TEST_CASE("A deadlock names every chip's blocked engines however many chips are 
   ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
   Program p;
   p.semaphores = {"never"};
-  p.layers.push_back({"g", 4, 4, 4});
+  LayerInfo g;
+  g.name = "g";
+  g.m = g.k = g.n = 4;
+  p.layers.push_back(g);
   p.streams.push_back(
       {{EngineKind::mxu, 0}, {Instruction{MatmulOp{4, 4, 4, 0, DType::int8}, 0, {{0, 1}}, {}}}});
   const std::vector<Program> programs(4, p);
