@@ -14,10 +14,10 @@
 namespace systolic {
 
 struct Budget {
-  // Instructions of a run, all chips together (--max-instructions). An instruction costs ~0.5 KB
+  // Instructions held, each distinct workload once (--max-instructions). An instruction costs ~0.5 KB
   // (compiling 1024^3 on tiny-4x4: 134,144 instructions, 97 MB peak), so this is ~2 GB; Llama 2
   // 70B TP8 prefill at 1x2048 on tpu-v5e-8, the largest shipped run, has 174,758 per chip,
-  // 1.4 M in all.
+  // one workload for the 8 chips.
   uint64_t max_instructions = 4'000'000;
   // PE-cycles of the exact MXU model: the sum over matmuls of cycles x rows x cols
   // (--max-pe-cycles). It steps ~5 x 10^8 a second (1024^3 on tiny-4x4: 1.08 x 10^9 in
