@@ -8,10 +8,10 @@
 
 namespace systolic {
 namespace {
-// The engine's stream of the program, borrowed: the program outlives the chip's run.
+// The engine's stream of the program: a copy that shares the program's list.
 InstructionStream stream_for(const Program& program, EngineId id) {
   for (const auto& s : program.streams)
-    if (s.engine == id) return InstructionStream::borrow(s.instructions);
+    if (s.engine == id) return s.instructions;
   return {};
 }
 

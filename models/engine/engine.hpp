@@ -13,23 +13,10 @@
 
 namespace systolic {
 
-// An engine's instructions: borrowed from the program (a chip's engines read the program's own
-// streams, which outlive the run, so a program is never held twice) or owned (a list built for
-// one engine, as tests do).
-class InstructionStream {
- public:
-  InstructionStream(std::vector<Instruction> owned = {}) : owned_(std::move(owned)) {}  // NOLINT: implicit
-  static InstructionStream borrow(const std::vector<Instruction>& instructions) {
-    InstructionStream s;
-    s.borrowed_ = &instructions;
-    return s;
-  }
-  const std::vector<Instruction>& get() const { return borrowed_ ? *borrowed_ : owned_; }
-
- private:
-  std::vector<Instruction> owned_;
-  const std::vector<Instruction>* borrowed_ = nullptr;
-};
+// An engine's instructions: a copy of its program's stream, which shares the program's list
+// (InstructionList is copy on write), so a program is never held twice; tests pass a list
+// built for one engine.
+using InstructionStream = InstructionList;
 
 struct InstrRecord {
   int index = 0;        // position in the stream
@@ -46,7 +33,7 @@ class Engine : public sc_core::sc_module {
          SemaphoreBank& semaphores);
 
   EngineId id() const { return id_; }
-  const std::vector<Instruction>& stream() const { return stream_.get(); }
+  const std::vector<Instruction>& stream() const { return stream_.vector(); }
   const std::vector<InstrRecord>& records() const { return records_; }
   bool finished() const { return records_.size() == stream().size(); }
   // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".

@@ -22,19 +22,19 @@ IciEngine::IciEngine(const sc_core::sc_module_name& name, int chip, InstructionS
       fabric_(fabric),
       quantum_ps_(quantum_cycles * kTicksPerCycle) {}
 
-std::optional<std::string> IciEngine::check(const IciOp& op) const {
-  const int chips = fabric_.network.topology().chips();
+std::optional<std::string> check_ici_op(const IciFabric& fabric, int chip, const IciOp& op) {
+  const int chips = fabric.network.topology().chips();
   for (const IciCopy& c : op.copies) {
-    if (c.to < 0 || c.to >= chips || c.to == chip_)
+    if (c.to < 0 || c.to >= chips || c.to == chip)
       return fmt::format("message to chip {}: expected another chip of the system's {}", c.to, chips);
-    if (fabric_.semaphore_id(c.to, c.recv_sem) < 0)
+    if (fabric.semaphore_id(c.to, c.recv_sem) < 0)
       return fmt::format("message to chip {} signals semaphore '{}', which chip {}'s program does not declare",
                          c.to, c.recv_sem, c.to);
-    const auto fits = [&](int chip, uint64_t addr) {
-      const uint64_t cap = fabric_.hbms[static_cast<size_t>(chip)]->config().capacity_bytes;
+    const auto fits = [&](int at, uint64_t addr) {
+      const uint64_t cap = fabric.hbms[static_cast<size_t>(at)]->config().capacity_bytes;
       return addr <= cap && c.bytes <= cap - addr;
     };
-    if (c.via_hbm && !(fits(chip_, c.src_addr) && fits(c.to, c.dst_addr)))
+    if (c.via_hbm && !(fits(chip, c.src_addr) && fits(c.to, c.dst_addr)))
       return fmt::format("message to chip {} ({} B) reaches past hbm.capacity_bytes", c.to, c.bytes);
   }
   return std::nullopt;
@@ -77,9 +77,13 @@ void IciEngine::send_chunk(Flow& f) {
   uint64_t landed = b.arrived;
   // The HBM model books in call order, so the destination's write is booked at the time the
   // chunk sets off (booked at its far-off arrival it would hold up that chip's earlier
-  // reads); the chunk has landed once it has arrived and that write is done.
+  // reads); the chunk has landed once it has arrived and that write is done. Mirrored (one
+  // chip per class), it is written where the class's messages land, as often as they do.
   if (c.via_hbm)
-    landed = std::max(landed, fabric_.hbms[static_cast<size_t>(c.to)]->access(c.dst_addr + f.sent, bytes, true, ready));
+    fabric_.for_each_landing(chip_, c.to, [&](int at) {
+      landed = std::max(
+          landed, fabric_.hbms[static_cast<size_t>(at)]->access(c.dst_addr + f.sent, bytes, true, ready));
+    });
   f.arrived = std::max(f.arrived, landed);
   // A port buffers two chunks: the next one may be read while this one crosses the link,
   // once the one before this has left.
@@ -98,7 +102,9 @@ void IciEngine::deliver(std::vector<Flow>& flows) {
   for (Flow* f : order) {
     const uint64_t now = sc_core::sc_time_stamp().value();
     if (f->arrived > now) sc_core::wait(sc_core::sc_time::from_value(f->arrived - now));
-    fabric_.semaphores[static_cast<size_t>(f->copy->to)]->signal(fabric_.semaphore_id(f->copy->to, f->copy->recv_sem));
+    fabric_.for_each_landing(chip_, f->copy->to, [&](int at) {
+      fabric_.semaphores[static_cast<size_t>(at)]->signal(fabric_.semaphore_id(at, f->copy->recv_sem));
+    });
     ++stats_.messages;
     stats_.bytes_sent += f->copy->bytes;
   }

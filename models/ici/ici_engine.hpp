@@ -6,6 +6,7 @@
 // semaphore. Like the DMA engines it books at most a quantum ahead of simulated time before
 // yielding, so messages of different chips on one link interleave.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,31 @@ struct IciFabric {
   std::vector<const std::vector<std::string>*> semaphore_names;  // each chip's program's
   // The id of `name` in chip `chip`'s program, or -1.
   int semaphore_id(int chip, const std::string& name) const;
+
+  // With one chip simulated per class (models/system/symmetry.hpp) a simulated chip's message
+  // stands for the same message of every chip of its class: `mirrored` lists, per (sender,
+  // destination), the simulated chips those land on and how many land on each, at the same
+  // time. Empty: every chip is simulated and a message lands on its destination.
+  struct Landing {
+    int chip = 0;
+    int messages = 1;
+  };
+  std::map<std::pair<int, int>, std::vector<Landing>> mirrored;
+  // Calls f(chip) once for each message that lands from `from`'s message to `to`.
+  template <class F>
+  void for_each_landing(int from, int to, F&& f) const {
+    if (mirrored.empty()) return f(to);
+    const auto it = mirrored.find({from, to});
+    if (it == mirrored.end()) return;
+    for (const Landing& at : it->second)
+      for (int k = 0; k < at.messages; ++k) f(at.chip);
+  }
 };
+
+// nullopt when chip `chip` can send every message of `op` (a destination outside the system or
+// the chip itself, a semaphore the destination does not declare, an HBM range past its
+// capacity are refused), else what is wrong. Call once every chip of the fabric is registered.
+std::optional<std::string> check_ici_op(const IciFabric& fabric, int chip, const IciOp& op);
 
 struct IciStats {
   uint64_t messages = 0;
@@ -39,10 +64,8 @@ class IciEngine : public Engine {
   IciEngine(const sc_core::sc_module_name& name, int chip, InstructionStream stream,
             SemaphoreBank& semaphores, IciFabric& fabric, uint64_t quantum_cycles);
 
-  // nullopt when the engine can send every message of `op`, else what is wrong (a destination
-  // outside the system or this chip itself, a semaphore the destination does not declare).
-  // Call once every chip of the fabric is registered.
-  std::optional<std::string> check(const IciOp& op) const;
+  // check_ici_op for this engine's chip.
+  std::optional<std::string> check(const IciOp& op) const { return check_ici_op(fabric_, chip_, op); }
   const IciStats& stats() const { return stats_; }
 
  protected:

@@ -28,6 +28,9 @@ struct DmaEndpoint {
   static DmaEndpoint sram(int scratchpad, uint64_t offset, std::array<uint64_t, 3> stride = {1, 0, 0}) {
     return {scratchpad, offset, stride};
   }
+  bool operator==(const DmaEndpoint& o) const {
+    return space == o.space && base == o.base && stride == o.stride;
+  }
 };
 
 struct DmaDescriptor {
@@ -42,12 +45,16 @@ struct DmaDescriptor {
   uint64_t extent_bytes(const DmaEndpoint& side) const;
   // A 1-D dense copy of `bytes`.
   static DmaDescriptor linear(DmaEndpoint src, DmaEndpoint dst, uint64_t bytes);
+  bool operator==(const DmaDescriptor& o) const {
+    return src == o.src && dst == o.dst && element_bytes == o.element_bytes && shape == o.shape;
+  }
 };
 
 // The op a DMA instruction carries (to join the `Operation` variant of models/isa/program.hpp).
 // Completion is signalled through the instruction's `signals`, like every instruction.
 struct DmaOp {
   DmaDescriptor descriptor;
+  bool operator==(const DmaOp& o) const { return descriptor == o.descriptor; }
 };
 
 struct DmaRun {

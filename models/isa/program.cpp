@@ -5,6 +5,55 @@
 
 namespace systolic {
 
+// The comparisons below name every field. A field added to one of these structs changes its
+// size on the platforms the project builds on (x86-64, 64-bit libstdc++): these fire there,
+// so the new field joins its operator== (stream sharing and chip symmetry rely on them).
+static_assert(sizeof(void*) != 8 || sizeof(MatmulOp) == 88, "MatmulOp changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(IciCopy) == 72, "IciCopy changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Instruction) == 184, "Instruction changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(LayerInfo) == 120, "LayerInfo changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(DmaOp) == 112, "DmaOp changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(VpuOp) == 40, "VpuOp changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Buffer) == 56, "Buffer changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(SramRegion) == 32, "SramRegion changed: update operator==");
+
+bool MatmulOp::operator==(const MatmulOp& o) const {
+  return m == o.m && k == o.k && n == o.n && n_offset == o.n_offset && dtype == o.dtype &&
+         m_offset == o.m_offset && instance == o.instance && a_dtype == o.a_dtype && b_dtype == o.b_dtype &&
+         a_scale == o.a_scale && b_scale == o.b_scale;
+}
+
+bool IciCopy::operator==(const IciCopy& o) const {
+  return to == o.to && bytes == o.bytes && recv_sem == o.recv_sem && tie == o.tie && via_hbm == o.via_hbm &&
+         src_addr == o.src_addr && dst_addr == o.dst_addr;
+}
+
+bool Instruction::operator==(const Instruction& o) const {
+  return op == o.op && layer == o.layer && waits == o.waits && signals == o.signals && frees == o.frees;
+}
+
+bool LayerInfo::operator==(const LayerInfo& o) const {
+  return name == o.name && m == o.m && k == o.k && n == o.n && dtype == o.dtype && repeat == o.repeat &&
+         useful_macs == o.useful_macs && source == o.source && kind == o.kind;
+}
+
+InstructionList::InstructionList(std::vector<Instruction> instructions) {
+  if (!instructions.empty()) data_ = std::make_shared<std::vector<Instruction>>(std::move(instructions));
+}
+
+const std::vector<Instruction>& InstructionList::vector() const {
+  static const std::vector<Instruction> none;
+  return data_ ? *data_ : none;
+}
+
+std::vector<Instruction>& InstructionList::own() {
+  if (!data_)
+    data_ = std::make_shared<std::vector<Instruction>>();
+  else if (data_.use_count() > 1)
+    data_ = std::make_shared<std::vector<Instruction>>(*data_);
+  return *data_;
+}
+
 std::string engine_name(EngineKind kind, int index) {
   return std::string(kEngineKindNames.name(kind)) + std::to_string(index);
 }

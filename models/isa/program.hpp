@@ -4,6 +4,8 @@
 // when the instruction completes), plus the layer table statistics are attributed to.
 // The compiler produces programs; the compiled-trace text format is their serialisation.
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -42,6 +44,7 @@ struct MatmulOp {
   double a_scale = 1.0, b_scale = 1.0;
   DType a() const { return a_dtype.value_or(dtype); }
   DType b() const { return b_dtype.value_or(dtype); }
+  bool operator==(const MatmulOp& o) const;  // every field (program.cpp)
 };
 
 // One message to another chip of the system, sent by this chip's ICI engine over the links
@@ -58,6 +61,7 @@ struct IciCopy {
   bool via_hbm = false;
   uint64_t src_addr = 0;
   uint64_t dst_addr = 0;
+  bool operator==(const IciCopy& o) const;
 };
 
 // The messages of one step of a collective, sent concurrently (e.g. both ways round a
@@ -69,6 +73,7 @@ struct IciOp {
     for (const auto& c : copies) b += c.bytes;
     return b;
   }
+  bool operator==(const IciOp& o) const { return copies == o.copies; }
 };
 
 // A DMA transfer (models/isa/dma_descriptor.hpp): HBM <-> scratchpad, 1-D to 3-D, strided;
@@ -82,11 +87,15 @@ struct Buffer {
   int space = 0;  // scratchpad id (sim/config/config.hpp ScratchpadId)
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  bool operator==(const Buffer& o) const {
+    return name == o.name && space == o.space && offset == o.offset && bytes == o.bytes;
+  }
 };
 
 struct SemWait {
   int sem = 0;
   uint64_t at_least = 0;
+  bool operator==(const SemWait& o) const { return sem == o.sem && at_least == o.at_least; }
 };
 
 // A scratchpad region written on chip (no DMA moves it: fused attention's scores in the
@@ -97,6 +106,9 @@ struct SramRegion {
   int space = 0;  // ScratchpadId
   uint64_t offset = 0, bytes = 0;
   int full_sem = -1;
+  bool operator==(const SramRegion& o) const {
+    return space == o.space && offset == o.offset && bytes == o.bytes && full_sem == o.full_sem;
+  }
 };
 
 struct Instruction {
@@ -105,11 +117,46 @@ struct Instruction {
   std::vector<SemWait> waits;    // all must hold before the instruction starts
   std::vector<int> signals;      // each incremented by one when it completes
   int frees = -1;                // the on-chip intermediate it reads last: Program::regions index
+  bool operator==(const Instruction& o) const;
+  bool operator!=(const Instruction& o) const { return !(*this == o); }
+};
+
+// An engine's instructions. Copies share one list until one of them is changed (copy on
+// write), so the chips of a system whose streams are equal hold them once (compile_system
+// shares them) and an engine reads its program's stream without a copy. Reading is the
+// vector's; changing is appending (all the compiler and the trace reader do).
+class InstructionList {
+ public:
+  using value_type = Instruction;
+  using const_iterator = std::vector<Instruction>::const_iterator;
+  InstructionList() = default;
+  InstructionList(std::vector<Instruction> instructions);  // NOLINT(google-explicit-constructor)
+  InstructionList(std::initializer_list<Instruction> instructions)
+      : InstructionList(std::vector<Instruction>(instructions)) {}
+
+  const std::vector<Instruction>& vector() const;
+  size_t size() const { return data_ ? data_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const Instruction& operator[](size_t i) const { return (*data_)[i]; }
+  const Instruction& at(size_t i) const { return vector().at(i); }
+  const Instruction& back() const { return data_->back(); }
+  const_iterator begin() const { return vector().begin(); }
+  const_iterator end() const { return vector().end(); }
+  void push_back(Instruction i) { own().push_back(std::move(i)); }
+  void reserve(size_t n) { own().reserve(n); }
+  // Whether the two hold one list (not merely equal ones).
+  bool shares(const InstructionList& o) const { return data_ == o.data_; }
+  bool operator==(const InstructionList& o) const { return shares(o) || vector() == o.vector(); }
+  bool operator!=(const InstructionList& o) const { return !(*this == o); }
+
+ private:
+  std::vector<Instruction>& own();                  // this copy's own list, copied first if another shares it
+  std::shared_ptr<std::vector<Instruction>> data_;  // null: empty
 };
 
 struct Stream {
   EngineId engine;
-  std::vector<Instruction> instructions;
+  InstructionList instructions;
 };
 
 // What a layer-table entry computes. Traces and reports spell it through one name table
@@ -133,6 +180,7 @@ struct LayerInfo {
   uint64_t useful_macs = 0;  // m * k * n * repeat (pads and masked cells excluded, when any)
   std::string source;        // "file:line" of the workload entry
   LayerKind kind = LayerKind::matmul;
+  bool operator==(const LayerInfo& o) const;
 };
 
 struct Program {
@@ -142,5 +190,8 @@ struct Program {
   std::vector<SramRegion> regions;      // on-chip intermediates (Instruction::frees)
   std::vector<Stream> streams;
 };
+
+// A program held by every chip that runs it (sim/compile: compile_system).
+using SharedProgram = std::shared_ptr<const Program>;
 
 }  // namespace systolic

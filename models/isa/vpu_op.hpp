@@ -24,6 +24,9 @@ struct VpuOp {
   int64_t cols = 0;
   DType dtype = DType::bf16;  // storage type of the operands in VMEM (sizes traffic only)
   std::optional<DType> to_dtype{};  // dequantize: the float type it writes (unset: dtype)
+  bool operator==(const VpuOp& o) const {
+    return kind == o.kind && rows == o.rows && cols == o.cols && dtype == o.dtype && to_dtype == o.to_dtype;
+  }
 };
 
 }  // namespace systolic

@@ -111,8 +111,8 @@ std::vector<std::pair<std::string, std::string>> chakra_traces(const ChipConfig&
     generator->set_string_val("systolic " SYSTOLIC_VERSION);
     append(bytes, meta);
     const std::vector<int> remote = remote_signallers(run.programs, chip);
-    for (const LayerNode& n : layer_graph(run.programs[chip], run.result.chips[chip], remote))
-      append(bytes, node_of(config, run.workloads[chip], run.programs[chip], n));
+    for (const LayerNode& n : layer_graph(*run.programs[chip], run.result.chip(chip), remote))
+      append(bytes, node_of(config, *run.workloads[chip], *run.programs[chip], n));
     files.emplace_back(chakra_file_name(prefix, static_cast<int>(chip)), std::move(bytes));
   }
   return files;

@@ -57,6 +57,7 @@ struct RunOptions {
   bool scalesim_reports = false;  // OUTDIR/COMPUTE_REPORT.csv etc. (sim/report/scalesim_csv.hpp)
   std::string chakra;             // DIR/<workload>.<chip>.et (sim/chakra/chakra_et.hpp)
   bool progress = false;          // a progress line even when stderr is not a terminal
+  bool every_chip = false;        // RunRequest::every_chip
   Budget budget;
 };
 }  // namespace
@@ -130,6 +131,7 @@ RunRequest run_request(const RunOptions& o) {
   request.record.timeline_options.sample_every = o.timeline_sample;
   request.record.timeline_options.limit_bytes = static_cast<uint64_t>(o.timeline_limit_mib * (1 << 20));
   request.record.vcd = o.vcd;
+  request.every_chip = o.every_chip;
   return request;
 }
 
@@ -224,6 +226,10 @@ Command add_run_command(CLI::App& app) {
                 "as SCALE-Sim v2 does (one chip)");
   cmd->add_option("--chakra", opts->chakra,
                   "Also write a Chakra execution trace per chip for ASTRA-sim: DIR/<workload>.<chip>.et");
+  cmd->add_flag(
+      "--every-chip", opts->every_chip,
+      "Multi-chip: simulate every chip, also those that provably evolve like another (by default one "
+      "per class; the report is the same but for `simulation`)");
   add_sharding_options(cmd, opts->source.shape);
   add_budget_options(cmd, opts->budget);
   return {cmd, [opts]() { return run_command(*opts); }};

@@ -14,12 +14,13 @@
 namespace systolic {
 
 struct Budget {
-  // Instructions of a run, all chips together (--max-instructions), as estimated: a lower bound
-  // the compile then exceeds by 1.4x to 3.6x (a 65,536-layer tiny-lm at 1x8: 1,638,405
-  // estimated, 2.36 M compiled, 1.18 GB and 12 s; Llama 2 70B TP8 prefill at 1x2048 on
-  // tpu-v5e-8, the largest shipped run: 390,808 estimated, 1.4 M compiled). An instruction
-  // costs ~0.5 KB (compiling 1024^3 on tiny-4x4: 134,144 instructions, 97 MB peak), so a run at
-  // the limit holds ~0.7 to ~1.8 GB of them.
+  // Instructions of a run (--max-instructions), each distinct workload counted once (chips that
+  // run the same workload hold one program: compile_system), as estimated: a lower bound the
+  // compile then exceeds by 1.4x to 3.6x (a 65,536-layer tiny-lm at 1x8: 1,638,405 estimated,
+  // 2.36 M compiled, 1.18 GB and 12 s). An instruction costs ~0.5 KB (compiling 1024^3 on
+  // tiny-4x4: 134,144 instructions, 97 MB peak), so a run at the limit holds ~0.7 to ~1.8 GB of
+  // them. Llama 2 70B TP8 prefill at 1x2048 on tpu-v5e-8, the largest shipped run, has 174,758
+  // per chip, one workload for the 8 chips.
   uint64_t max_instructions = 1'000'000;
   // PE-cycles of the exact MXU model: the sum over matmuls of cycles x rows x cols
   // (--max-pe-cycles). It steps ~5 x 10^8 a second (1024^3 on tiny-4x4: 1.08 x 10^9 in

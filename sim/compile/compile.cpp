@@ -72,28 +72,22 @@ static void check_cycle_range(const ChipConfig& config, const Workload& workload
 namespace systolic {
 
 Program compile(const ChipConfig& config, const Workload& workload, int chip, const Budget& budget) {
+  return compile_detail::compile_checked(config, workload, chip, budget, nullptr);
+}
+
+namespace compile_detail {
+
+Program compile_checked(const ChipConfig& config, const Workload& workload, int chip, const Budget& budget,
+                        CollectiveObserver* observer) {
   // One lowering for both memory modes: memory.ideal changes how the chip times the program's
   // transfers (HbmTiming::ideal), never the program, so ideal <= real by construction.
   require_hbm_fits(config, workload, chip);
   check_cycle_range(config, workload);
   check_instructions(estimate_instructions(config, workload), budget,
                      workload.path.empty() ? workload.name : workload.path);
-  return compile_detail::compile_tiled(config, workload, chip);
+  return compile_tiled(config, workload, chip, observer);
 }
 
-std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                    const Budget& budget) {
-  uint64_t total = 0;  // chips x instructions, before any chip is compiled
-  for (const Workload& w : workloads) {
-    const uint64_t one = estimate_instructions(config, w);
-    total = __builtin_add_overflow(total, one, &total) ? UINT64_MAX : total;
-  }
-  if (!workloads.empty())
-    check_instructions(total, budget, fmt::format("{} on {} chips", workloads[0].path, workloads.size()));
-  std::vector<Program> programs;
-  for (size_t i = 0; i < workloads.size(); ++i)
-    programs.push_back(compile(config, workloads[i], static_cast<int>(i), budget));
-  return programs;
-}
+}  // namespace compile_detail
 
 }  // namespace systolic

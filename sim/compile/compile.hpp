@@ -4,6 +4,7 @@
 // layer's column folds. The compiler tiles each GEMM to the scratchpads and emits DMA transfers
 // from and to HBM, ping/pong buffers and the semaphores between them (docs/memory.md). The same
 // program serves both memory modes: memory.ideal only changes how its transfers are timed.
+#include <memory>
 #include <vector>
 
 #include "models/chip/chip_config.hpp"
@@ -20,9 +21,12 @@ namespace systolic {
 // Refuses, before tiling, a workload estimated past budget.max_instructions (budget.hpp).
 Program compile(const ChipConfig& config, const Workload& workload, int chip = 0, const Budget& budget = {});
 
-// One program per chip of the system: workloads[i] for chip i; the instruction budget is for
-// all chips together.
-std::vector<Program> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                    const Budget& budget = {});
+// One program per chip of the system: workloads[i] for chip i. Memory grows with the distinct
+// instructions, not chips x instructions: chips whose programs are equal share one object,
+// and a stream equal to another chip's shares its list (InstructionList). Only collectives
+// depend on the chip, so a workload without any compiles once for every chip that has it. The
+// instruction budget counts each distinct workload once (what is held).
+std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                          const Budget& budget = {});
 
 }  // namespace systolic

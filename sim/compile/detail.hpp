@@ -11,6 +11,7 @@
 #include "models/chip/chip_config.hpp"
 #include "models/isa/program.hpp"
 #include "models/mxu/operands.hpp"
+#include "sim/compile/budget.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic::compile_detail {
@@ -106,8 +107,30 @@ void for_side_work_after(const Workload& w, size_t gemms_done, EmitVector&& emit
   collectives_up_to(SIZE_MAX);
 }
 
-// The lowering (both memory modes: memory.ideal only changes how the chip times it).
-Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip = 0);
+// A collective as the tiled lowering has just emitted it (for compile_system, which lowers it
+// again for the other chips of the same workload: only collectives depend on the chip).
+struct LoweredCollective {
+  const CollectiveWork& work;
+  const Producer& input;   // what its first messages waited for
+  const Producer& done;    // what it returned (what its readers wait for)
+  uint64_t hbm_base = 0;   // its buffers' HBM address
+  const Program& program;  // with it emitted
+  size_t layers_before = 0, semaphores_before = 0;
+  size_t vpu_before = 0;  // the VPU stream's length before it (its additions follow)
+};
+class CollectiveObserver {
+ public:
+  virtual ~CollectiveObserver() = default;
+  virtual void lowered(const LoweredCollective& c) = 0;
+};
+
+// The lowering (both memory modes: memory.ideal only changes how the chip times it). The
+// observer, if any, sees each collective as it is emitted.
+Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip = 0,
+                      CollectiveObserver* observer = nullptr);
+// compile() with an observer: the checks, then the lowering.
+Program compile_checked(const ChipConfig& config, const Workload& workload, int chip, const Budget& budget,
+                        CollectiveObserver* observer);
 
 constexpr uint64_t kHbmAlign = 4096;  // every region of the HBM layout starts at a multiple of this
 

@@ -356,15 +356,21 @@ int TiledCompiler::panel_full(int copy, int engine) {
 void TiledCompiler::collective(const CollectiveWork& c) {
   CollectiveTarget target{program_, config_, chip_, [&](const std::string& name) { return emit_.sem(name); },
                           hbm_.collectives};
-  input_ = joins_.after(c, next_gemm_, input_, emit_collective(target, c, input_));
+  const size_t layers = program_.layers.size(), sems = program_.semaphores.size();
+  const size_t vpu = program_.streams[static_cast<size_t>(config_.mxu.count) + config_.dma.engine.engines]
+                         .instructions.size();
+  const Producer done = emit_collective(target, c, input_);
+  if (observer_) observer_->lowered({c, input_, done, hbm_.collectives, program_, layers, sems, vpu});
+  input_ = joins_.after(c, next_gemm_, input_, done);
 }
 
 }  // namespace systolic::compile_detail::tiled
 
 namespace systolic::compile_detail {
 
-Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip) {
-  return tiled::TiledCompiler(config, workload, chip).run();
+Program compile_tiled(const ChipConfig& config, const Workload& workload, int chip,
+                      CollectiveObserver* observer) {
+  return tiled::TiledCompiler(config, workload, chip, observer).run();
 }
 
 }  // namespace systolic::compile_detail

@@ -225,9 +225,16 @@ inline void add(Instruction& i, const std::vector<SemWait>& waits) {
 // tiled_attention.cpp: the fused attention chains).
 class TiledCompiler {
  public:
-  TiledCompiler(const ChipConfig& config, const Workload& workload, int chip)
-      : config_(config), workload_(workload), chip_(chip), emit_(config, program_), copies_(copies_of(config).count),
-        dmas_(static_cast<int>(config.dma.engine.engines)), plans_(plan_entries(config, workload, true)),
+  TiledCompiler(const ChipConfig& config, const Workload& workload, int chip,
+                CollectiveObserver* observer = nullptr)
+      : config_(config),
+        workload_(workload),
+        chip_(chip),
+        observer_(observer),
+        emit_(config, program_),
+        copies_(copies_of(config).count),
+        dmas_(static_cast<int>(config.dma.engine.engines)),
+        plans_(plan_entries(config, workload, true)),
         hbm_(layout_hbm(config, workload, plans_)) {}
 
   Program run();
@@ -298,6 +305,7 @@ class TiledCompiler {
   const ChipConfig& config_;
   const Workload& workload_;
   int chip_;
+  CollectiveObserver* observer_;
   Program program_;
   Emitter emit_;
   int copies_, dmas_;

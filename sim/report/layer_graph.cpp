@@ -41,12 +41,12 @@ std::vector<std::vector<Signal>> signals_by_semaphore(const Program& program, co
 
 }  // namespace
 
-std::vector<int> remote_signallers(const std::vector<Program>& programs, size_t chip) {
-  const Program& own = programs[chip];
+std::vector<int> remote_signallers(const std::vector<SharedProgram>& programs, size_t chip) {
+  const Program& own = *programs[chip];
   std::vector<int> layer_of(own.semaphores.size(), -1);
   for (size_t other = 0; other < programs.size(); ++other) {
     if (other == chip) continue;
-    for (const auto& stream : programs[other].streams)
+    for (const auto& stream : programs[other]->streams)
       for (const auto& instr : stream.instructions)
         if (const auto* ici = std::get_if<IciOp>(&instr.op))
           for (const auto& copy : ici->copies) {

@@ -31,7 +31,7 @@ struct LayerNode {
 // Per semaphore of chip `chip`'s program, the layer of the other chips' ICI messages that signal
 // it on arrival (-1: none). The programs of a system share one layer table (each chip runs its
 // share of every entry), so that index is the same entry in this chip's table: the collective.
-std::vector<int> remote_signallers(const std::vector<Program>& programs, size_t chip);
+std::vector<int> remote_signallers(const std::vector<SharedProgram>& programs, size_t chip);
 
 // Layer j depends on layer i (i != j) when an instruction of j waited on `S >= N` and the N-th
 // signal of S to complete came from an instruction of i (ties at one cycle broken by engine,

@@ -1,6 +1,7 @@
 #pragma once
 // report.json (schema in docs/report.md; bump kReportSchemaVersion on any incompatible change)
 // and the terminal summary printed from it.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@ constexpr int kReportSchemaVersion = 2;
 // and each chip's own section (layers, op kinds, engines, memory, energy), with the area, power
 // and efficiency of the chips (sim/report/cost.hpp; per token when `tokens` > 0: a model's
 // bucket shape).
-nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                   const std::vector<Program>& programs, const SystemResult& result,
+// Chips that share a workload, a program and a simulated chip's results share their section.
+nlohmann::ordered_json make_report(const ChipConfig& config,
+                                   const std::vector<std::shared_ptr<const Workload>>& workloads,
+                                   const std::vector<SharedProgram>& programs, const SystemResult& result,
                                    int64_t tokens = 0);
 
 // For the terminal: one chip's per-layer table and totals, or a system's per-chip and

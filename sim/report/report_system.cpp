@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
+#include <tuple>
 
 #include "sim/config/config.hpp"
 #include "sim/report/cost.hpp"
@@ -54,10 +56,10 @@ json system_json(const ChipConfig& config, size_t chips) {
           {"algorithm", config.ici.algorithm}};
 }
 
-// Per chip, per layer of the programs: the span of the collective layers' instructions.
+// Per simulated chip, per layer of the programs: the span of the collective layers' instructions.
 std::vector<std::vector<Interval>> collective_spans(const Program& p0, const SystemResult& result) {
   std::vector<std::vector<Interval>> spans;
-  for (const auto& chip : result.chips) {
+  for (const auto& chip : result.simulated) {
     std::vector<Interval>& s = spans.emplace_back(p0.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
     for (const auto& e : chip.engines)
       for (const auto& r : e.records) {
@@ -74,15 +76,23 @@ struct Occurrence {
   uint64_t bytes = 0, cycles = 0, exposed = 0;
 };
 
-Occurrence occurrence(const std::vector<Program>& programs, const std::vector<std::vector<Interval>>& spans,
+// Each chip's time is its simulated chip's (the chips of a class evolve alike).
+Occurrence occurrence(const std::vector<SharedProgram>& programs, const SystemResult& result,
+                      const std::vector<std::vector<Interval>>& spans,
                       const std::vector<std::vector<Interval>>& busy, size_t layer) {
-  Occurrence o;
-  for (size_t i = 0; i < spans.size(); ++i) {
-    o.bytes = std::max(o.bytes, static_cast<uint64_t>(programs[i].layers[layer].m));
-    const Interval span = spans[i][layer];
+  std::vector<Occurrence> of(spans.size());
+  for (size_t k = 0; k < spans.size(); ++k) {
+    const Interval span = spans[k][layer];
     if (span.second <= span.first) continue;
-    o.cycles = std::max(o.cycles, span.second - span.first);
-    o.exposed = std::max(o.exposed, span.second - span.first - overlap(busy[i], span));
+    of[k].cycles = span.second - span.first;
+    of[k].exposed = span.second - span.first - overlap(busy[k], span);
+  }
+  Occurrence o;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const Occurrence& c = of[result.result_of[i]];
+    o.bytes = std::max(o.bytes, static_cast<uint64_t>(programs[i]->layers[layer].m));
+    o.cycles = std::max(o.cycles, c.cycles);
+    o.exposed = std::max(o.exposed, c.exposed);
   }
   return o;
 }
@@ -95,12 +105,13 @@ struct CommSums {
 // part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
 // The occurrences of one collective (one per layer) merge into the row of its name, their
 // times summed; bytes are one occurrence's, on the chip that sends the most.
-json collectives_json(const ChipConfig& config, const Workload& w0, const std::vector<Program>& programs,
-                      const SystemResult& result, CommSums& comm) {
-  const Program& p0 = programs.front();
+json collectives_json(const ChipConfig& config, const Workload& w0,
+                      const std::vector<SharedProgram>& programs, const SystemResult& result,
+                      CommSums& comm) {
+  const Program& p0 = *programs.front();
   const auto spans = collective_spans(p0, result);
   std::vector<std::vector<Interval>> busy;
-  for (const auto& chip : result.chips) busy.push_back(mxu_busy(chip));
+  for (const auto& chip : result.simulated) busy.push_back(mxu_busy(chip));
   json collectives = json::array();
   std::map<std::string, size_t> row_of;
   size_t ordinal = 0;
@@ -108,7 +119,7 @@ json collectives_json(const ChipConfig& config, const Workload& w0, const std::v
     if (p0.layers[layer].kind != LayerKind::collective) continue;
     const CollectiveWork* c = ordinal < w0.collectives.size() ? &w0.collectives[ordinal] : nullptr;
     ++ordinal;
-    const Occurrence o = occurrence(programs, spans, busy, layer);
+    const Occurrence o = occurrence(programs, result, spans, busy, layer);
     comm.cycles += o.cycles;
     comm.exposed += o.exposed;
     const auto [it, added] = row_of.emplace(p0.layers[layer].name, collectives.size());
@@ -165,46 +176,77 @@ uint64_t ici_bytes_sent(const SimResult& chip) {
   return sent;
 }
 
+// How the system was simulated: the chips simulated, one per class of chips that evolve
+// alike (models/system/symmetry.hpp), the symmetries that showed it, and what kept chips apart.
+json simulation_json(const SystemResult& result) {
+  const SimulationPlan& plan = result.plan;
+  json classes = json::array();
+  std::map<int, size_t> row;
+  for (size_t i = 0; i < plan.representative.size(); ++i) {
+    const auto [it, added] = row.emplace(plan.representative[i], classes.size());
+    if (added) classes.push_back({{"simulated", plan.representative[i]}, {"chips", json::array()}});
+    classes[it->second]["chips"].push_back(i);
+  }
+  return {{"chips_simulated", plan.simulated()},
+          {"every_chip", plan.every_chip},
+          {"symmetries", plan.symmetries},
+          {"limit", plan.limit.empty() ? json(nullptr) : json(plan.limit)},
+          {"classes", std::move(classes)}};
+}
+
 }  // namespace
 
-nlohmann::ordered_json make_report(const ChipConfig& config, const std::vector<Workload>& workloads,
-                                   const std::vector<Program>& programs, const SystemResult& result,
+nlohmann::ordered_json make_report(const ChipConfig& config,
+                                   const std::vector<std::shared_ptr<const Workload>>& workloads,
+                                   const std::vector<SharedProgram>& programs, const SystemResult& result,
                                    int64_t tokens) {
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = fmt::format("systolic {}", SYSTOLIC_VERSION);
   report["config"] = config_to_json(config);
   report["memory_timing"] = memory_timing(config);
-  report["workload"] = {{"name", workloads.front().name}, {"path", workloads.front().path}};
-  report["system"] = system_json(config, result.chips.size());
+  report["workload"] = {{"name", workloads.front()->name}, {"path", workloads.front()->path}};
+  report["system"] = system_json(config, result.chip_count());
+  // A single chip's report stays as it was: there is nothing to merge.
+  if (result.chip_count() > 1) report["simulation"] = simulation_json(result);
 
   CommSums comm;
-  json collectives = collectives_json(config, workloads.front(), programs, result, comm);
+  json collectives = collectives_json(config, *workloads.front(), programs, result, comm);
   uint64_t link_bytes = 0;
   json links = links_json(result, link_bytes);
   json chips = json::array();
   json energy;
   report_detail::RunSums sums;
   uint64_t ici_sent = 0;
-  for (size_t i = 0; i < result.chips.size(); ++i) {
-    report_detail::ChipReport r = report_detail::make_chip_report(config, workloads[i], programs[i], result.chips[i]);
+  // A chip's section follows from its workload, program and results: chips that share all three
+  // (a class whose programs are one object) share one.
+  std::map<std::tuple<const Workload*, const Program*, size_t>, report_detail::ChipReport> made;
+  for (size_t i = 0; i < result.chip_count(); ++i) {
+    const auto key = std::make_tuple(workloads[i].get(), programs[i].get(), result.result_of[i]);
+    auto it = made.find(key);
+    if (it == made.end())
+      it = made.emplace(key,
+                        report_detail::make_chip_report(config, *workloads[i], *programs[i], result.chip(i)))
+               .first;
+    const report_detail::ChipReport& r = it->second;
     sums.add(r.sums);
     add_energy(energy, r.json["energy_pj"]);
     json chip;
     chip["chip"] = i;
-    chip["ici_bytes_sent"] = ici_bytes_sent(result.chips[i]);
+    chip["ici_bytes_sent"] = ici_bytes_sent(result.chip(i));
     ici_sent += chip["ici_bytes_sent"].get<uint64_t>();
-    for (auto& [key, value] : r.json.items()) chip[key] = std::move(value);
+    for (const auto& [k, value] : r.json.items()) chip[k] = value;
     chips.push_back(std::move(chip));
   }
-  json& totals = report["totals"] = report_detail::totals_json(config, result.chips.size(), result.total_cycles, sums);
+  json& totals = report["totals"] =
+      report_detail::totals_json(config, result.chip_count(), result.total_cycles, sums);
   totals["ici_bytes_sent"] = ici_sent;
   totals["ici_link_bytes"] = link_bytes;
   totals["comm_cycles"] = comm.cycles;
   totals["exposed_comm_cycles"] = comm.exposed;
   totals["overlapped_comm_cycles"] = comm.cycles - comm.exposed;
   report["energy_pj"] = std::move(energy);
-  report["area_mm2"] = area_json(config, result.chips.size());
+  report["area_mm2"] = area_json(config, result.chip_count());
   report["power_w"] = power_json(report);
   report["efficiency"] = efficiency_json(config, report, tokens);
   report["collectives"] = std::move(collectives);

@@ -91,9 +91,11 @@ nlohmann::ordered_json make_timeline(const ChipConfig& config, const Program& pr
 
 // A multi-chip run: one process per chip ("chip 3"), each with its engines' tracks; a one-chip
 // run: make_timeline's. The stream form returns otherData.
-nlohmann::ordered_json stream_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+nlohmann::ordered_json stream_system_timeline(const ChipConfig& config,
+                                              const std::vector<SharedProgram>& programs,
                                               const SystemResult& result, TimelineSink& sink);
-nlohmann::ordered_json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+nlohmann::ordered_json make_system_timeline(const ChipConfig& config,
+                                            const std::vector<SharedProgram>& programs,
                                             const SystemResult& result);
 
 // Collects the events of a stream into one array (tests, the Python module's small timelines).

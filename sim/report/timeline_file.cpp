@@ -258,7 +258,7 @@ void check_written(uint64_t bytes, const TimelineOptions& options, const std::st
 }  // namespace
 
 std::string write_timeline_temporary(const std::string& path, const ChipConfig& config,
-                                     const std::vector<Program>& programs, const SystemResult& result,
+                                     const std::vector<SharedProgram>& programs, const SystemResult& result,
                                      const TimelineOptions& options) {
   const std::string temp = create_exclusive_temp(path);
   try {
@@ -291,8 +291,9 @@ std::string write_timeline_temporary(const std::string& path, const ChipConfig& 
   return temp;
 }
 
-void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
-                    const SystemResult& result, const TimelineOptions& options) {
+void write_timeline(const std::string& path, const ChipConfig& config,
+                    const std::vector<SharedProgram>& programs, const SystemResult& result,
+                    const TimelineOptions& options) {
   OutputSet file;
   file.adopt(path, write_timeline_temporary(path, config, programs, result, options));
   file.commit();

@@ -44,9 +44,10 @@ void check_timeline_size(const std::vector<const Program*>& programs, const Time
 // ends in .gz) and returns the temporary's name, for an OutputSet to adopt and commit with the
 // run's other outputs; removes it and rethrows if writing fails.
 std::string write_timeline_temporary(const std::string& path, const ChipConfig& config,
-                                     const std::vector<Program>& programs, const SystemResult& result,
+                                     const std::vector<SharedProgram>& programs, const SystemResult& result,
                                      const TimelineOptions& options);
-void write_timeline(const std::string& path, const ChipConfig& config, const std::vector<Program>& programs,
-                    const SystemResult& result, const TimelineOptions& options);
+void write_timeline(const std::string& path, const ChipConfig& config,
+                    const std::vector<SharedProgram>& programs, const SystemResult& result,
+                    const TimelineOptions& options);
 
 }  // namespace systolic

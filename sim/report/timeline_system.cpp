@@ -29,21 +29,21 @@ class ChipSink final : public TimelineSink {
 
 }  // namespace
 
-json stream_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+json stream_system_timeline(const ChipConfig& config, const std::vector<SharedProgram>& programs,
                             const SystemResult& result, TimelineSink& sink) {
   // One chip: its own timeline, the engines as tracks of one process.
-  if (result.chips.size() == 1) return stream_timeline(config, programs.front(), result.chips.front(), sink);
+  if (result.chip_count() == 1) return stream_timeline(config, *programs.front(), result.chip(0), sink);
   json other;
-  for (size_t chip = 0; chip < result.chips.size(); ++chip) {
+  for (size_t chip = 0; chip < result.chip_count(); ++chip) {
     ChipSink chip_sink(sink, chip);
-    json o = stream_timeline(config, programs[chip], result.chips[chip], chip_sink);
+    json o = stream_timeline(config, *programs[chip], result.chip(chip), chip_sink);
     if (chip == 0) other = std::move(o);
   }
-  other["chips"] = result.chips.size();
+  other["chips"] = result.chip_count();
   return other;
 }
 
-json make_system_timeline(const ChipConfig& config, const std::vector<Program>& programs,
+json make_system_timeline(const ChipConfig& config, const std::vector<SharedProgram>& programs,
                           const SystemResult& result) {
   CollectingSink sink;
   json other = stream_system_timeline(config, programs, result, sink);

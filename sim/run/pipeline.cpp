@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "models/common/error.hpp"
@@ -32,10 +33,20 @@ LoadedProgram load_program(const ChipConfig& config, const ProgramSource& source
 
 namespace {
 
-std::vector<const Program*> pointers(const std::vector<Program>& programs) {
+std::vector<const Program*> pointers(const std::vector<SharedProgram>& programs) {
   std::vector<const Program*> out;
   out.reserve(programs.size());
-  for (const Program& p : programs) out.push_back(&p);
+  for (const auto& p : programs) out.push_back(p.get());
+  return out;
+}
+
+// One object per distinct workload, shared by the chips that have it.
+std::vector<std::shared_ptr<const Workload>> shared(std::vector<Workload> workloads) {
+  std::vector<std::shared_ptr<const Workload>> out;
+  for (Workload& w : workloads) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const auto& o) { return *o == w; });
+    out.push_back(same != out.end() ? *same : std::make_shared<const Workload>(std::move(w)));
+  }
   return out;
 }
 
@@ -55,10 +66,9 @@ void run_one_chip(const RunRequest& request, RunResult& out) {
   SimResult chip = request.record.vcd.empty()
                        ? simulate(config, loaded.program, options)
                        : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_channel_activity);
-  out.result.total_cycles = chip.total_cycles;
-  out.result.chips.push_back(std::move(chip));
-  out.workloads.push_back(std::move(loaded.workload));
-  out.programs.push_back(std::move(loaded.program));
+  out.result = SystemResult::one_chip(std::move(chip));
+  out.workloads.push_back(std::make_shared<const Workload>(std::move(loaded.workload)));
+  out.programs.push_back(std::make_shared<const Program>(std::move(loaded.program)));
   out.trace = std::move(loaded.trace);
 }
 
@@ -75,18 +85,24 @@ void run_system(const RunRequest& request, RunResult& out) {
   if (!request.record.vcd.empty())
     throw InputError(request.command +
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
-  out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
-  out.programs = compile_system(config, out.workloads, request.budget);
+  std::vector<Workload> workloads =
+      load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
+  out.programs = compile_system(config, workloads, request.budget);
+  out.workloads = shared(std::move(workloads));
   uint64_t pe_cycles = 0, ici_chunks = 0;  // over all chips, saturating
-  for (const Program& p : out.programs) {
-    if (__builtin_add_overflow(pe_cycles, estimate_pe_cycles(config, p), &pe_cycles)) pe_cycles = UINT64_MAX;
-    if (__builtin_add_overflow(ici_chunks, estimate_ici_chunks(config, p), &ici_chunks)) ici_chunks = UINT64_MAX;
+  std::pair<const Program*, std::pair<uint64_t, uint64_t>> last{};  // a program shared by chips is read once
+  for (const auto& p : out.programs) {
+    if (p.get() != last.first)
+      last = {p.get(), {estimate_pe_cycles(config, *p), estimate_ici_chunks(config, *p)}};
+    if (__builtin_add_overflow(pe_cycles, last.second.first, &pe_cycles)) pe_cycles = UINT64_MAX;
+    if (__builtin_add_overflow(ici_chunks, last.second.second, &ici_chunks)) ici_chunks = UINT64_MAX;
   }
   check_pe_cycles(config, pe_cycles, request.budget, source.workload);
   check_ici_chunks(config, ici_chunks, request.budget, source.workload);
   if (request.record.timeline) check_timeline_size(pointers(out.programs), request.record.timeline_options, request.record.timeline_path);
-  out.result = simulate_system(config, out.programs,
-                               {nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress});
+  RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
+  options.every_chip = request.every_chip;
+  out.result = simulate_system(config, pointers(out.programs), options);
 }
 
 // Tokens a model's bucket shape processes: B x S for a prefill, B (one each) for a decode step;

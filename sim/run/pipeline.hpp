@@ -4,6 +4,7 @@
 // report. A single-chip config is a one-chip system: the same report (chips[] with one entry),
 // the same totals, the same entry point.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,11 +55,15 @@ struct RunRequest {
   Recording record;
   std::string command = "run";  // names the caller in messages
   Budget budget;                // limits checked before the work (sim/compile/budget.hpp)
+  // Simulate every chip of a system, even those that evolve like another (--every-chip;
+  // the report is the same but for `simulation`).
+  bool every_chip = false;
 };
 
 struct RunResult {
-  std::vector<Workload> workloads;  // one per chip
-  std::vector<Program> programs;    // one per chip
+  // One per chip; chips with equal workloads or programs share one object (compile_system).
+  std::vector<std::shared_ptr<const Workload>> workloads;
+  std::vector<SharedProgram> programs;
   SystemResult result;
   std::optional<TraceHeader> trace;  // a compiled trace's header
   nlohmann::ordered_json report;     // report.json (sim/report/report.hpp), with `trace` for a trace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
@@ -15,14 +16,17 @@ namespace systolic {
 
 namespace {
 
-// What one chip's engines and memories did, once the simulation has stopped. Appends each
-// engine that did not finish its stream to `deadlocks`.
-SimResult collect(const Chip& chip, uint64_t total_cycles, const std::string& prefix, std::string& deadlocks) {
+// Appends each engine of `chip` that did not finish its stream to `deadlocks`.
+void blocked(const Chip& chip, const std::string& prefix, std::string& deadlocks) {
+  for (const Engine* e : chip.engines())
+    if (!e->finished()) deadlocks += fmt::format("; {}{}: {}", prefix, e->basename(), e->blocked_reason());
+}
+
+// What one chip's engines and memories did, once the simulation has stopped.
+SimResult collect(const Chip& chip, uint64_t total_cycles) {
   SimResult result;
   result.total_cycles = total_cycles;
   for (const Engine* e : chip.engines()) {
-    if (!e->finished())
-      deadlocks += fmt::format("; {}{}: {}", prefix, e->basename(), e->blocked_reason());
     EngineResult r;
     r.name = e->basename();
     r.id = e->id();
@@ -67,6 +71,54 @@ void run_to_end(const std::vector<const Engine*>& engines, const RunOptions& opt
   } while (sc_core::sc_pending_activity());
 }
 
+// The links a chip's messages cross (each one link: ChipClasses only merges chips then).
+std::set<int> links_used(const Topology& t, int chip, const Program& program) {
+  std::set<int> out;
+  for (const Stream& s : program.streams) {
+    if (s.engine.kind != EngineKind::ici) continue;
+    for (const Instruction& i : s.instructions)
+      if (const IciOp* op = std::get_if<IciOp>(&i.op))
+        for (const IciCopy& m : op->copies)
+          for (int l : t.route(chip, m.to, m.tie)) out.insert(l);
+  }
+  return out;
+}
+
+// Every link that exists, in link order. A chip that was not simulated carries the images of
+// its representative's traffic: each link the representative's messages cross maps
+// (ChipClasses::image_link) to the one the chip's own messages cross, and only its own chunks
+// cross a link.
+std::vector<LinkResult> link_results(const System& system, const std::vector<const Program*>& programs) {
+  const IciNetwork& net = system.network();
+  const Topology& t = net.topology();
+  const ChipClasses& c = system.classes();
+  std::vector<LinkStats> stats = net.links();
+  for (int l = 0; l < t.link_count(); ++l)
+    if (!c.simulated(t.link_source(l))) stats[static_cast<size_t>(l)] = {};
+  for (int s = 0; s < c.chips(); ++s) {
+    if (c.simulated(s)) continue;
+    const int r = c.representative[static_cast<size_t>(s)];
+    for (int l : links_used(t, r, *programs[static_cast<size_t>(r)]))
+      stats[static_cast<size_t>(c.image_link(s, l))] = net.links()[static_cast<size_t>(l)];
+  }
+  std::vector<LinkResult> out;
+  for (int l = 0; l < t.link_count(); ++l)
+    if (t.link_exists(l)) {
+      const LinkStats& k = stats[static_cast<size_t>(l)];
+      out.push_back({t.link_name(l), t.link_source(l), t.link_target(l), k.bytes, k.busy_ps, k.chunks});
+    }
+  return out;
+}
+
+SimulationPlan plan_of(const ChipClasses& c, bool every_chip) {
+  SimulationPlan plan;
+  plan.representative = c.representative;
+  for (const ChipSymmetry& s : c.symmetries) plan.symmetries.push_back(s.name);
+  plan.limit = c.limit;
+  plan.every_chip = every_chip;
+  return plan;
+}
+
 }  // namespace
 
 SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options) {
@@ -77,7 +129,8 @@ SimResult simulate(const ChipConfig& config, const Program& program, const RunOp
   run_to_end(chip->engines(), options);
 
   std::string deadlocks;
-  SimResult result = collect(*chip, now_cycles(), "", deadlocks);
+  blocked(*chip, "", deadlocks);
+  SimResult result = collect(*chip, now_cycles());
   // Last, once every result has been read: stop() may nudge time to flush waveform samples.
   if (options.probe) options.probe->stop();
   if (!deadlocks.empty())
@@ -85,10 +138,44 @@ SimResult simulate(const ChipConfig& config, const Program& program, const RunOp
   return result;
 }
 
+size_t SimulationPlan::simulated() const {
+  size_t n = 0;
+  for (size_t i = 0; i < representative.size(); ++i) n += representative[i] == static_cast<int>(i);
+  return n;
+}
+
+SystemResult SystemResult::one_chip(SimResult chip) {
+  SystemResult r;
+  r.total_cycles = chip.total_cycles;
+  r.simulated.push_back(std::move(chip));
+  r.result_of = {0};
+  r.plan.representative = {0};
+  return r;
+}
+
 SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs,
                              const RunOptions& options) {
+  std::vector<const Program*> p;
+  for (const Program& program : programs) p.push_back(&program);
+  return simulate_system(config, p, options);
+}
+
+SystemResult simulate_system(const ChipConfig& config, const std::vector<SharedProgram>& programs,
+                             const RunOptions& options) {
+  std::vector<const Program*> p;
+  for (const SharedProgram& program : programs) p.push_back(program.get());
+  return simulate_system(config, p, options);
+}
+
+SystemResult simulate_system(const ChipConfig& config, const std::vector<const Program*>& programs,
+                             const RunOptions& options) {
+  const int n = static_cast<int>(config.ici.chips());
+  ChipClasses classes =
+      options.every_chip || static_cast<int>(programs.size()) != n
+          ? every_chip(static_cast<int>(programs.size()), options.every_chip ? "--every-chip" : "")
+          : chip_classes(config.ici.build_topology(), programs, {!config.memory.ideal});
   FreshContext context;
-  auto system = std::make_unique<System>("system", config, programs);
+  auto system = std::make_unique<System>("system", config, programs, std::move(classes));
   if (options.hbm_channel_activity)
     for (auto& chip : system->chips()) chip->record_hbm_channel_activity();
   std::vector<const Engine*> engines;
@@ -98,17 +185,21 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<Program
 
   SystemResult result;
   result.total_cycles = now_cycles();
+  const ChipClasses& c = system->classes();
   std::string deadlocks;
-  for (const auto& chip : system->chips())
-    result.chips.push_back(collect(*chip, result.total_cycles, std::string(chip->basename()) + ".", deadlocks));
-  const IciNetwork& net = system->network();
-  for (int l = 0; l < net.topology().link_count(); ++l)
-    if (net.topology().link_exists(l)) {
-      const LinkStats& s = net.links()[static_cast<size_t>(l)];
-      result.links.push_back({net.topology().link_name(l), net.topology().link_source(l),
-                              net.topology().link_target(l), s.bytes, s.busy_ps, s.chunks});
-      result.chips[static_cast<size_t>(net.topology().link_source(l))].ici_link_bytes_out += s.bytes;
-    }
+  for (int i = 0; i < c.chips(); ++i) {
+    blocked(system->chip_of(i), fmt::format("chip{}.", i), deadlocks);
+    if (c.simulated(i)) result.simulated.push_back(collect(system->chip_of(i), result.total_cycles));
+    result.result_of.push_back(result.simulated.size() - 1);
+  }
+  for (int i = 0; i < c.chips(); ++i)
+    result.result_of[static_cast<size_t>(i)] =
+        result.result_of[static_cast<size_t>(c.representative[static_cast<size_t>(i)])];
+  result.links = link_results(*system, programs);
+  for (const LinkResult& l : result.links)
+    if (c.simulated(l.from))
+      result.simulated[result.result_of[static_cast<size_t>(l.from)]].ici_link_bytes_out += l.bytes;
+  result.plan = plan_of(c, options.every_chip);
   if (!deadlocks.empty())
     throw InputError("deadlock: no engine can make progress" + deadlocks);
   return result;

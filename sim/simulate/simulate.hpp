@@ -57,10 +57,28 @@ struct LinkResult {
   uint64_t chunks = 0;
 };
 
+// How a system was simulated (report.json `simulation`): which chips were, one per class of
+// chips that evolve identically (models/system/symmetry.hpp), and why not fewer.
+struct SimulationPlan {
+  std::vector<int> representative;      // per chip: the simulated chip it ran as
+  std::vector<std::string> symmetries;  // the relabellings that map the system onto itself
+  std::string limit;                    // why chips are not merged further ("" when nothing stops it)
+  bool every_chip = false;              // RunOptions::every_chip asked for every chip
+  size_t simulated() const;             // chips simulated (classes)
+};
+
 struct SystemResult {
-  uint64_t total_cycles = 0;     // until the last engine of any chip finished
-  std::vector<SimResult> chips;  // each with the system's total_cycles
-  std::vector<LinkResult> links; // links that exist (dimensions longer than one chip)
+  uint64_t total_cycles = 0;         // until the last engine of any chip finished
+  std::vector<SimResult> simulated;  // per simulated chip, in chip order, each with total_cycles
+  std::vector<size_t> result_of;     // per chip: its entry of `simulated` (its class's)
+  std::vector<LinkResult> links;     // links that exist (dimensions longer than one chip)
+  SimulationPlan plan;
+
+  size_t chip_count() const { return result_of.size(); }
+  // What chip i did: its class's representative's results, which chip i's equal.
+  const SimResult& chip(size_t i) const { return simulated[result_of[i]]; }
+  // A one-chip system.
+  static SystemResult one_chip(SimResult chip);
 };
 
 class Chip;
@@ -84,6 +102,9 @@ struct RunOptions {
   // instructions finished (0 to 1), for a progress line; the results are the same with or
   // without it (the simulation pauses between time steps, which the model cannot see).
   std::function<void(double)> progress;
+  // Multi-chip: simulate every chip, even those a symmetry shows to evolve like another
+  // (--every-chip); the reports are the same but for `simulation`.
+  bool every_chip = false;
 };
 constexpr uint64_t kProgressSliceCycles = 1 << 20;
 
@@ -92,8 +113,13 @@ constexpr uint64_t kProgressSliceCycles = 1 << 20;
 SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options = {});
 
 // Runs programs[i] on chip i of the system config.ici describes (topology not none), all in
-// one simulation. Throws InputError as simulate() does, naming the chip.
+// one simulation, one chip per class of chips that evolve identically unless
+// options.every_chip. Throws InputError as simulate() does, naming the chip.
+SystemResult simulate_system(const ChipConfig& config, const std::vector<const Program*>& programs,
+                             const RunOptions& options = {});
 SystemResult simulate_system(const ChipConfig& config, const std::vector<Program>& programs,
+                             const RunOptions& options = {});
+SystemResult simulate_system(const ChipConfig& config, const std::vector<SharedProgram>& programs,
                              const RunOptions& options = {});
 
 }  // namespace systolic

@@ -33,6 +33,37 @@ std::string file_stem(const std::string& path) {
 
 }  // namespace workload_detail
 
+// The comparisons name every field; a field added changes the size on x86-64 (libstdc++) and
+// these fire there, so it joins its operator==.
+static_assert(sizeof(void*) != 8 || sizeof(Gemm) == 152, "Gemm changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(VectorWork) == 120, "VectorWork changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(CollectiveWork) == 152,
+              "CollectiveWork changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Workload) == 144, "Workload changed: update operator==");
+
+bool Gemm::operator==(const Gemm& o) const {
+  return name == o.name && m == o.m && k == o.k && n == o.n && dtype == o.dtype && repeat == o.repeat &&
+         source == o.source && kind == o.kind && b_from_previous == o.b_from_previous &&
+         useful_rows == o.useful_rows && b_group == o.b_group && a_dtype == o.a_dtype &&
+         b_dtype == o.b_dtype && fp8_scale == o.fp8_scale;
+}
+
+bool VectorWork::operator==(const VectorWork& o) const {
+  return name == o.name && op == o.op && repeat == o.repeat && after_gemms == o.after_gemms &&
+         source == o.source;
+}
+
+bool CollectiveWork::operator==(const CollectiveWork& o) const {
+  return name == o.name && kind == o.kind && bytes == o.bytes && dtype == o.dtype &&
+         send_bytes == o.send_bytes && repeat == o.repeat && after_gemms == o.after_gemms &&
+         after_vectors == o.after_vectors && joined_by_gemm == o.joined_by_gemm && source == o.source;
+}
+
+bool Workload::operator==(const Workload& o) const {
+  return name == o.name && path == o.path && gemms == o.gemms && vectors == o.vectors &&
+         collectives == o.collectives && tp == o.tp;
+}
+
 namespace {
 // The first reader, in rank order, that takes the file by its extension and contents.
 const WorkloadReader& reader_of(const std::string& path) {

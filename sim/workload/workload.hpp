@@ -45,6 +45,7 @@ struct Gemm {
 
   DType a_type(DType chip) const { return a_dtype.value_or(dtype.value_or(chip)); }
   DType b_type(DType chip) const { return b_dtype.value_or(dtype.value_or(chip)); }
+  bool operator==(const Gemm& o) const;  // every field (workload.cpp)
 };
 
 // Vector-unit work (norms, activations, softmax, residual adds) between GEMMs.
@@ -54,6 +55,7 @@ struct VectorWork {
   int64_t repeat = 1;
   size_t after_gemms = 0;  // runs after this many entries of `gemms` (its input's producer)
   std::string source;
+  bool operator==(const VectorWork& o) const;
 };
 
 enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
@@ -80,6 +82,7 @@ struct CollectiveWork {
   // while it communicates. Unset: the next entry.
   std::optional<size_t> joined_by_gemm;
   std::string source;
+  bool operator==(const CollectiveWork& o) const;
 };
 
 struct Workload {
@@ -91,6 +94,9 @@ struct Workload {
   // Transformer models: the tensor-parallel degree (--tp) this chip's share was cut with; 0
   // where --tp does not apply (GEMM lists and CSVs; pack's shapes, replayed on one chip).
   int64_t tp = 0;
+  // Every field: chips with equal workloads compile once where the program cannot depend on
+  // the chip (compile_system).
+  bool operator==(const Workload& o) const;
 };
 
 // How to instantiate a transformer model file (traces/models/*.yaml) at a static shape.

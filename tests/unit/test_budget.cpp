@@ -55,12 +55,19 @@ TEST_CASE("a workload past --max-instructions is refused before it is tiled", "[
                  Contains("more than --max-instructions " + std::to_string(estimate - 1)));
   tight.max_instructions = estimate;
   CHECK_NOTHROW(compile(tiny(), w, 0, tight));
-  // A system's chips count together: two chips within the limit, three past it.
-  const std::vector<Workload> two(2, w), three(3, w);
-  tight.max_instructions = 2 * estimate;
-  CHECK(compile_system(tiny(), two, tight).size() == 2);
-  CHECK_THAT(testing::input_error_of([&] { compile_system(tiny(), three, tight); }),
-             Contains("w.yaml on 3 chips: compiles to at least " + std::to_string(3 * estimate)));
+  // A system holds each distinct workload's program once (compile_system shares it): three
+  // chips of one workload cost one; chips of different workloads count together.
+  const std::vector<Workload> three(3, w);
+  tight.max_instructions = estimate;
+  const auto programs = compile_system(tiny(), three, tight);
+  REQUIRE(programs.size() == 3);
+  CHECK((programs[0] == programs[1] && programs[1] == programs[2]));
+  Workload other = w;
+  other.gemms[0].name = "other";
+  CHECK_THAT(testing::input_error_of([&] {
+               compile_system(tiny(), {w, other, w}, tight);
+             }),
+             Contains("w.yaml on 3 chips: compiles to at least " + std::to_string(2 * estimate)));
   // The default limit refuses 4096^3 on the 4x4 array of tiny-4x4.yaml (~3 x 10^7 instructions).
   const ChipConfig tiny_preset = load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tiny-4x4.yaml");
   CHECK(estimate_instructions(tiny_preset, gemms({Gemm{"huge", 4096, 4096, 4096, {}, 1, "w.yaml:1"}})) >

@@ -51,8 +51,8 @@ SystemResult run(const ChipConfig& c, const Workload& w) {
 
 uint64_t vpu_busy(const SystemResult& r) {
   uint64_t most = 0;
-  for (const auto& chip : r.chips)
-    for (const auto& e : chip.engines)
+  for (size_t i = 0; i < r.chip_count(); ++i)
+    for (const auto& e : r.chip(i).engines)
       if (e.id.kind == EngineKind::vpu) most = std::max(most, e.busy_cycles);
   return most;
 }
@@ -252,9 +252,9 @@ TEST_CASE("A one-chip system runs a GEMM list exactly as the single chip does", 
   c.ici.dims = {1};
   const SystemResult sys = simulate_system(c, compile_system(c, {w}));
   CHECK(sys.total_cycles == single.total_cycles);
-  REQUIRE(sys.chips.size() == 1);
+  REQUIRE(sys.chip_count() == 1);
   for (size_t i = 0; i < single.engines.size(); ++i)
-    CHECK(sys.chips[0].engines[i].busy_cycles == single.engines[i].busy_cycles);
+    CHECK(sys.chip(0).engines[i].busy_cycles == single.engines[i].busy_cycles);
 }
 
 TEST_CASE("Interconnect configs and programs that cannot work are rejected", "[ici]") {
@@ -300,7 +300,8 @@ TEST_CASE("With a real memory system messages move HBM to HBM, every byte read o
   c.mxu.rows = c.mxu.cols = 8;
   const uint64_t S = 32ull << 20;
   const SystemResult r = run(c, one_collective(CollectiveKind::all_reduce, S));
-  for (const auto& chip : r.chips) {
+  for (size_t i = 0; i < r.chip_count(); ++i) {
+    const SimResult& chip = r.chip(i);
     // 2(N-1) steps of S/N bytes out (read from this chip's HBM) and in (written to it).
     CHECK(chip.hbm.bytes_read == 6 * (S / 4));
     CHECK(chip.hbm.bytes_written == 6 * (S / 4));

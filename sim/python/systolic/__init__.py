@@ -175,7 +175,7 @@ def _bucket(bucket):
 
 def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform",
         skew=1.0, routing_seed=1, weight_dtype=None, activation_dtype=None, kv_dtype=None, timeline=None,
-        vcd=None):
+        vcd=None, every_chip=False):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
     bucket="BxS" or (B, S) and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
@@ -186,12 +186,13 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, e
     the report has one entry in `chips` per chip (docs/report.md). weight_dtype=,
     activation_dtype=, kv_dtype= override a transformer file's types, as `--weight-dtype` etc.
     (docs/precision.md). timeline=PATH and vcd=PATH write those files, as `--timeline` and
-    `--vcd`."""
+    `--vcd`. Chips that provably evolve alike are simulated once per class (report `simulation`);
+    every_chip=True simulates each, as `--every-chip`."""
     def path(p):
         return None if p is None else _os.fspath(p)
     return Result(_systolic.run(_as_config(config), path(workload), path(trace), _bucket(bucket), phase, int(tp), int(ep),
                                 routing, float(skew), int(routing_seed), weight_dtype, activation_dtype, kv_dtype,
-                                path(timeline), path(vcd)))
+                                path(timeline), path(vcd), bool(every_chip)))
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,

@@ -1,0 +1,245 @@
+#include "models/system/symmetry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+namespace systolic {
+namespace {
+
+const char* const kAxis[] = {"x", "y", "z"};
+
+// "" when every message crosses one link and, with a timed memory system, none writes into
+// another chip's HBM; else why mirroring would not be exact. `valid` turns false for a
+// message to no chip of the system (the system check names it).
+std::string message_limit(const Topology& topology, const std::vector<const Program*>& programs,
+                          const SymmetryRules& rules, bool& valid) {
+  for (int c = 0; c < topology.chips(); ++c)
+    for (const Stream& s : programs[static_cast<size_t>(c)]->streams) {
+      if (s.engine.kind != EngineKind::ici) continue;  // only the ICI engine sends
+      for (const Instruction& i : s.instructions)
+        if (const auto* op = std::get_if<IciOp>(&i.op))
+          for (const IciCopy& m : op->copies) {
+            if (m.to < 0 || m.to >= topology.chips() || m.to == c) {
+              valid = false;
+              return "a message to no other chip of the system";
+            }
+            const size_t hops = topology.route(c, m.to, m.tie).size();
+            if (hops != 1)
+              return fmt::format(
+                  "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, "
+                  "and which goes first depends on the order the simulator runs the chips",
+                  c, m.to, hops);
+            if (rules.memory_timed && m.via_hbm)
+              return "with the real memory system a message is written into the receiver's HBM, which that "
+                     "chip's DMA engines share in the order the simulator runs them";
+          }
+    }
+  return "";
+}
+
+void add_candidate(std::vector<ChipSymmetry>& out, std::string name, std::vector<int> chip) {
+  for (const ChipSymmetry& s : out)
+    if (s.chip == chip) return;
+  out.push_back({std::move(name), std::move(chip), {}});
+}
+
+// Steps along the ring order and along each wrapped dimension (by each proper divisor of its
+// length, so groups of chips map onto groups), and the mirror image of each dimension.
+std::vector<ChipSymmetry> candidates(const Topology& t) {
+  std::vector<ChipSymmetry> out;
+  const int n = t.chips();
+  const std::vector<int> order = t.ring_order();
+  for (int step = 1; step < n; ++step) {
+    if (n % step != 0) continue;
+    std::vector<int> chip(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      chip[static_cast<size_t>(order[static_cast<size_t>(i)])] = order[static_cast<size_t>((i + step) % n)];
+    add_candidate(out, fmt::format("ring+{}", step), std::move(chip));
+  }
+  for (size_t d = 0; d < t.dims().size(); ++d) {
+    const int64_t k = t.dims()[d];
+    for (int64_t step = 1; step < k && t.wraps(); ++step) {
+      if (k % step != 0) continue;
+      std::vector<int> chip(static_cast<size_t>(n));
+      for (int c = 0; c < n; ++c) {
+        auto x = t.coords(c);
+        x[d] += step;
+        chip[static_cast<size_t>(c)] = t.chip_at(x);
+      }
+      add_candidate(out, fmt::format("{}+{}", kAxis[d], step), std::move(chip));
+    }
+    if (k < 2) continue;
+    std::vector<int> chip(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) {
+      auto x = t.coords(c);
+      x[d] = k - 1 - x[d];
+      chip[static_cast<size_t>(c)] = t.chip_at(x);
+    }
+    add_candidate(out, fmt::format("mirror {}", kAxis[d]), std::move(chip));
+  }
+  return out;
+}
+
+// Checks chip cb's program against chip ca's under σ; fills σ's link map (with `preimage`,
+// its inverse). Returns "" or the first difference.
+class Comparison {
+ public:
+  Comparison(const Topology& t, ChipSymmetry& s, const SymmetryRules& rules)
+      : t_(t), s_(s), rules_(rules), preimage_(static_cast<size_t>(t.link_count()), -1) {
+    s_.link.assign(static_cast<size_t>(t.link_count()), -1);
+  }
+
+  std::string programs(int ca, const Program& a, int cb, const Program& b) {
+    const std::string at = fmt::format("chip {} and chip {}", ca, cb);
+    if (&a != &b) {
+      if (!(a.layers == b.layers)) return at + ": their layer tables differ";
+      if (!(a.buffers == b.buffers) || !(a.regions == b.regions)) return at + ": their buffers differ";
+      if (a.semaphores != b.semaphores) return at + ": their semaphores differ";
+    }
+    if (a.streams.size() != b.streams.size()) return at + ": their engines differ";
+    for (size_t i = 0; i < a.streams.size(); ++i) {
+      const Stream &sa = a.streams[i], &sb = b.streams[i];
+      if (!(sa.engine == sb.engine) || sa.instructions.size() != sb.instructions.size())
+        return at + ": their engines differ";
+      const std::string engine = engine_name(sa.engine.kind, sa.engine.index);
+      if (sa.engine.kind != EngineKind::ici) {
+        if (sa.instructions != sb.instructions) return fmt::format("{}: their {} streams differ", at, engine);
+        continue;
+      }
+      for (size_t j = 0; j < sa.instructions.size(); ++j) {
+        const std::string why = instruction(ca, sa.instructions[j], cb, sb.instructions[j]);
+        if (!why.empty()) return fmt::format("{}: {} instruction {}: {}", at, engine, j, why);
+      }
+    }
+    return "";
+  }
+
+ private:
+  std::string instruction(int ca, const Instruction& a, int cb, const Instruction& b) {
+    const auto* oa = std::get_if<IciOp>(&a.op);
+    const auto* ob = std::get_if<IciOp>(&b.op);
+    if (!oa || !ob) return a == b ? "" : "differs";
+    if (a.layer != b.layer || a.waits != b.waits || a.signals != b.signals || a.frees != b.frees)
+      return "differs";
+    if (oa->copies.size() != ob->copies.size()) return "sends a different number of messages";
+    for (size_t k = 0; k < oa->copies.size(); ++k) {
+      const IciCopy &ma = oa->copies[k], &mb = ob->copies[k];
+      if (ma.bytes != mb.bytes || ma.recv_sem != mb.recv_sem || ma.via_hbm != mb.via_hbm)
+        return "a message differs";
+      if (rules_.memory_timed && (ma.src_addr != mb.src_addr || ma.dst_addr != mb.dst_addr))
+        return "a message reads or writes other HBM addresses";
+      if (s_.chip[static_cast<size_t>(ma.to)] != mb.to)
+        return fmt::format("a message goes to chip {} where the relabelling gives chip {}", mb.to,
+                           s_.chip[static_cast<size_t>(ma.to)]);
+      const int la = t_.route(ca, ma.to, ma.tie).front(), lb = t_.route(cb, mb.to, mb.tie).front();
+      int& image = s_.link[static_cast<size_t>(la)];
+      int& back = preimage_[static_cast<size_t>(lb)];
+      if ((image != -1 && image != lb) || (back != -1 && back != la)) return "a message takes another link";
+      image = lb;
+      back = la;
+    }
+    return "";
+  }
+
+  const Topology& t_;
+  ChipSymmetry& s_;
+  const SymmetryRules& rules_;
+  std::vector<int> preimage_;
+};
+
+// The orbits of `symmetries`: each chip reached from the smallest chip of its orbit.
+void orbits(ChipClasses& classes) {
+  const size_t n = classes.representative.size();
+  std::vector<bool> seen(n, false);
+  for (size_t root = 0; root < n; ++root) {
+    if (seen[root]) continue;
+    seen[root] = true;
+    classes.representative[root] = static_cast<int>(root);
+    std::deque<int> queue{static_cast<int>(root)};
+    while (!queue.empty()) {
+      const int s = queue.front();
+      queue.pop_front();
+      for (size_t g = 0; g < classes.symmetries.size(); ++g) {
+        const auto t = static_cast<size_t>(classes.symmetries[g].chip[static_cast<size_t>(s)]);
+        if (seen[t]) continue;
+        seen[t] = true;
+        classes.representative[t] = static_cast<int>(root);
+        classes.parent[t] = s;
+        classes.via[t] = static_cast<int>(g);
+        queue.push_back(static_cast<int>(t));
+      }
+    }
+  }
+}
+
+// The symmetries applied, in order, to map chip s's representative to s.
+std::vector<int> path(const ChipClasses& c, int s) {
+  std::vector<int> out;
+  for (int u = s; c.parent[static_cast<size_t>(u)] != -1; u = c.parent[static_cast<size_t>(u)])
+    out.push_back(c.via[static_cast<size_t>(u)]);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> ChipClasses::simulated_chips() const {
+  std::vector<int> out;
+  for (int c = 0; c < chips(); ++c)
+    if (simulated(c)) out.push_back(c);
+  return out;
+}
+
+int ChipClasses::image(int s, int x) const {
+  for (int g : path(*this, s)) x = symmetries[static_cast<size_t>(g)].chip[static_cast<size_t>(x)];
+  return x;
+}
+
+int ChipClasses::image_link(int s, int link) const {
+  for (int g : path(*this, s)) {
+    link = symmetries[static_cast<size_t>(g)].link[static_cast<size_t>(link)];
+    if (link < 0) throw std::logic_error("symmetry: a link no message crosses has no image");
+  }
+  return link;
+}
+
+ChipClasses every_chip(int chips, std::string why) {
+  ChipClasses c;
+  c.representative.resize(static_cast<size_t>(chips));
+  for (int i = 0; i < chips; ++i) c.representative[static_cast<size_t>(i)] = i;
+  c.parent.assign(static_cast<size_t>(chips), -1);
+  c.via.assign(static_cast<size_t>(chips), -1);
+  c.limit = std::move(why);
+  return c;
+}
+
+ChipClasses chip_classes(const Topology& topology, const std::vector<const Program*>& programs,
+                         const SymmetryRules& rules) {
+  const int n = topology.chips();
+  if (static_cast<int>(programs.size()) != n || n < 2) return every_chip(n, "");
+  bool valid = true;
+  std::string limit = message_limit(topology, programs, rules, valid);
+  if (!limit.empty()) return every_chip(n, valid ? limit : "");
+  ChipClasses classes = every_chip(n, "");
+  for (ChipSymmetry& s : candidates(topology)) {
+    Comparison compare(topology, s, rules);
+    std::string why;
+    for (int c = 0; c < n && why.empty(); ++c) {
+      const int image = s.chip[static_cast<size_t>(c)];
+      why = compare.programs(c, *programs[static_cast<size_t>(c)], image,
+                             *programs[static_cast<size_t>(image)]);
+    }
+    if (why.empty())
+      classes.symmetries.push_back(std::move(s));
+    else if (limit.empty())
+      limit = fmt::format("{} does not map the system onto itself ({})", s.name, why);
+  }
+  orbits(classes);
+  if (classes.simulated_chips().size() > 1) classes.limit = limit;
+  return classes;
+}
+
+}  // namespace systolic

@@ -1,0 +1,69 @@
+#pragma once
+// Which chips of a system evolve identically, so that one chip per class is simulated
+// (docs/interconnect.md, "Scale"). A symmetry is a relabelling σ of the chips that maps the
+// system onto itself: chip σ(c) runs chip c's program with every message to chip d sent to
+// σ(d) instead (and nothing else changed: sizes, semaphores, waits, and with a timed memory
+// system the HBM addresses), over the image of the link c used. Then chip σ(c)'s inputs are
+// the images of chip c's, so the two run the same instructions at the same times, and their
+// records, counters and links agree. The classes are the orbits of the symmetries found; the
+// smallest chip of each is its representative, the one simulated.
+//
+// Candidates (each checked on every chip, and kept only if it holds): one step along the ring
+// order (Topology::ring_order: the ring collectives' order), one step along each wrapped
+// dimension, and the reflection of each dimension. A symmetry is only used where mirroring is
+// exact, which needs two things of the messages (SymmetryRules):
+//  - every message crosses one link, so a link carries only its own chip's chunks: with
+//    messages over several links, chunks of different chips meet on a link, and which is
+//    booked first depends on the order the kernel runs the chips, not on the program;
+//  - with a timed memory system, no message writes into another chip's HBM, which that chip's
+//    own DMA engines share in the order the kernel runs them (untimed, the write only counts
+//    bytes).
+// Where either fails, or no candidate holds, every chip is its own class and `limit` says why.
+// Plain C++, no SystemC.
+#include <string>
+#include <vector>
+
+#include "models/ici/topology.hpp"
+#include "models/isa/program.hpp"
+
+namespace systolic {
+
+// A relabelling of the chips and, for the links messages use, of the links.
+struct ChipSymmetry {
+  std::string name;       // "ring+1", "x+1", "mirror y": how it was found
+  std::vector<int> chip;  // chip c -> σ(c)
+  std::vector<int> link;  // link l -> σ(l) for the links messages cross, -1 for the others
+};
+
+struct ChipClasses {
+  std::vector<int> representative;  // per chip: the chip of its class that is simulated
+  // Per chip: the chip of its class it was reached from and the symmetry that maps that chip
+  // to it (-1 at a representative), so g_s, which maps the representative to chip s, is a
+  // product of symmetries.
+  std::vector<int> parent, via;
+  std::vector<ChipSymmetry> symmetries;
+  std::string limit;  // why chips are not merged further ("" when the symmetries explain all)
+
+  int chips() const { return static_cast<int>(representative.size()); }
+  bool simulated(int chip) const { return representative[static_cast<size_t>(chip)] == chip; }
+  std::vector<int> simulated_chips() const;
+  // g_s(x): where chip x (of the representative's frame) sits in chip s's, and the same for a
+  // link the representative's messages cross.
+  int image(int s, int x) const;
+  int image_link(int s, int link) const;
+};
+
+struct SymmetryRules {
+  bool memory_timed = true;  // memory.ideal false: HBM addresses and remote HBM writes matter
+};
+
+// Every chip its own class, for `why` (e.g. the option that asked for it).
+ChipClasses every_chip(int chips, std::string why);
+
+// The classes of the system `topology` wires, chip c running *programs[c]. Programs it cannot
+// compare (a message to no chip of the system) leave every chip its own class, so the system
+// check reports them as before.
+ChipClasses chip_classes(const Topology& topology, const std::vector<const Program*>& programs,
+                         const SymmetryRules& rules);
+
+}  // namespace systolic

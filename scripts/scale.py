@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Chips against wall time and peak memory: writes the "Scale" table of docs/performance.md.
+
+Each case runs `systolic run` once per chip count (SCALE_REPEATS times, median wall time;
+peak resident memory of the process from GNU time), one chip simulated per class of chips that
+run alike (the default), and the smaller systems also with --every-chip for comparison. The
+report's `simulation.chips_simulated` says how many chips each run simulated. Usage:
+
+    /usr/bin/python3 scripts/scale.py [--systolic build/systolic] [--long]
+
+--long adds the slowest row, DeepSeek-V3 on tpu-v5p-64 (every chip simulated: its all-to-alls
+cross several links). --every-chip runs only where they take minutes, not hours.
+"""
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+REPEATS = int(os.environ.get("SCALE_REPEATS", "1"))
+LLAMA = ["-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048", "--weight-dtype", "int8"]
+AR = "gemms:\n  - {name: up, m: 2048, k: 8192, n: 3584}\n" \
+     "  - {name: grads, collective: all_reduce, bytes: 64 MiB, dtype: bf16}\n" \
+     "  - {name: down, m: 2048, k: 3584, n: 8192}\n"
+# v5p slices: 2x2x2 (8 chips, no wraparound below a cube), a cube, 4 and 16 cubes.
+V5P = [(8, ["-c", "configs/tpu-v5p-64.yaml", "--set", "ici.dims=2x2x2", "--set", "ici.wraparound=false"]),
+       (64, ["-c", "configs/tpu-v5p-64.yaml"]),
+       (256, ["-c", "configs/tpu-v5p-256.yaml"]),
+       (1024, ["-c", "configs/tpu-v5p-1024.yaml"])]
+
+
+def measure(systolic, args):
+    """Median wall seconds, median CPU seconds (user + system), peak RSS MiB, the report."""
+    walls, cpus, peak = [], [], 0.0
+    with tempfile.TemporaryDirectory() as out:
+        rss = pathlib.Path(out) / "rss"
+        for _ in range(REPEATS):
+            (pathlib.Path(out) / "report.json").unlink(missing_ok=True)
+            t0 = time.perf_counter()
+            subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(rss), str(systolic), "run", *args, "-o", out, "-q",
+                            "--max-instructions", "100000000", "--max-ici-chunks", "100000000"],
+                           check=True, env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
+            walls.append(time.perf_counter() - t0)
+            user, system, kib = rss.read_text().split()[-3:]
+            cpus.append(float(user) + float(system))
+            peak = max(peak, int(kib) / 1024)
+        report = json.loads((pathlib.Path(out) / "report.json").read_text())
+    return statistics.median(walls), statistics.median(cpus), peak, report
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--systolic", default=str(ROOT / "build" / "systolic"))
+    p.add_argument("--long", action="store_true")
+    a = p.parse_args()
+    rows = []
+
+    def case(name, chips, args, every_chip=False):
+        wall, cpu, mem, report = measure(a.systolic, args + (["--every-chip"] if every_chip else []))
+        simulated = report["simulation"]["chips_simulated"]
+        cycles = report["totals"]["cycles"]
+        rows.append((name, f"{chips:,}", f"{simulated:,}", f"{wall:.1f}", f"{cpu:.1f}", f"{mem:.0f}", f"{cycles:,}"))
+        print(f"{name}, {chips} chips: {simulated} simulated, {wall:.1f} s, {cpu:.1f} s CPU, {mem:.0f} MiB, {cycles:,} cycles",
+              flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ar = pathlib.Path(tmp) / "ar.yaml"
+        ar.write_text(AR)
+        for chips, preset in V5P:
+            case("Llama-2-70B prefill [1, 2048] int8, a replica per chip (--tp 1), real memory", chips, preset + LLAMA)
+        case("the same, --every-chip", 8, V5P[0][1] + LLAMA, every_chip=True)
+        for chips, preset in V5P:
+            case("all-reduce of 64 MiB between two matmuls (ar.yaml), memory.ideal=true", chips,
+                 preset + ["-w", str(ar), "--set", "memory.ideal=true"])
+        for chips, preset in V5P[:3]:
+            case("the same, --every-chip", chips, preset + ["-w", str(ar), "--set", "memory.ideal=true"],
+                 every_chip=True)
+        v5e = ["-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048", "--tp", "8",
+               "--weight-dtype", "int8"]
+        case("Llama-2-70B prefill [1, 2048] --tp 8 int8 on tpu-v5e-8, memory.ideal=true", 8,
+             v5e + ["--set", "memory.ideal=true"])
+        case("the same on the real memory system (every chip simulated: real-memory collectives)", 8, v5e)
+        if a.long:
+            case("DeepSeek-V3 MoE prefill [8, 2048] --tp 64 --ep 64 on tpu-v5p-64, real memory (every chip: all-to-all)",
+                 64, ["-c", "configs/tpu-v5p-64.yaml", "-w", "traces/models/deepseek-v3-moe.yaml", "--bucket", "8x2048",
+                      "--tp", "64", "--ep", "64"])
+
+    cpu = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "unknown")
+    table = ["| case | chips | simulated | wall (s) | CPU (s) | peak RSS (MiB) | simulated cycles |",
+             "|---|---|---|---|---|---|---|"] + ["| " + " | ".join(r) + " |" for r in rows]
+    section = "\n".join(["<!-- scale:begin (generated by scripts/scale.py; do not edit by hand) -->",
+                         f"Measured on {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+                         f"median of {REPEATS} run{'s' if REPEATS > 1 else ''}, Release build; load average "
+                         f"{os.getloadavg()[0]:.1f} at the end (CPU is user + system time, which other "
+                         "processes on the machine inflate less than wall time).", "", *table,
+                         "<!-- scale:end -->"])
+    doc = ROOT / "docs" / "performance.md"
+    text = doc.read_text()
+    begin, end = text.index("<!-- scale:begin"), text.index("<!-- scale:end -->") + len("<!-- scale:end -->")
+    doc.write_text(text[:begin] + section + text[end:])
+    print(f"wrote {doc}")
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())

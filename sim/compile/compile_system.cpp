@@ -1,0 +1,194 @@
+// compile_system: one program per chip of a system, at the cost of the distinct work.
+//
+// The tiled lowering reads the chip only where it lowers a collective (CollectiveTarget::chip):
+// everything else of compile(config, w, c) is the same for every chip c. So the chips that
+// share a workload are compiled once, by the first of them (the leader), and each collective
+// the leader emits is lowered again, right there and with the same input, for each other chip
+// (OtherChips). That chip's program is then the leader's with its own collective instructions:
+// its ICI stream (only collectives write one) and its VPU additions in the places the leader's
+// took. Where a chip's lowering does not line up with the leader's (other semaphores, another
+// layer entry, another count of additions, another result for the entries after it to wait
+// for), the rest of the compile could differ, and that chip is compiled whole. A workload
+// without collectives gives every chip the leader's program itself.
+//
+// Memory: chips with equal programs share one object, and a stream equal to the leader's (all
+// the MXU and DMA streams of a sharded transformer) shares its list (InstructionList).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/compile/collective.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/compile/detail.hpp"
+
+namespace systolic {
+namespace {
+
+using compile_detail::LoweredCollective;
+using compile_detail::Producer;
+
+bool same(const Producer& a, const Producer& b) {
+  return a.sem == b.sem && a.base == b.base && a.per_instance == b.per_instance &&
+         a.instances == b.instances && a.also == b.also;
+}
+
+Stream& stream(Program& p, EngineKind kind) {
+  for (Stream& s : p.streams)
+    if (s.engine.kind == kind) return s;
+  p.streams.push_back({{kind, 0}, {}});
+  return p.streams.back();
+}
+
+const InstructionList& instructions(const Program& p, EngineKind kind) {
+  static const InstructionList none;
+  for (const Stream& s : p.streams)
+    if (s.engine.kind == kind) return s.instructions;
+  return none;
+}
+
+// Lowers each collective the leader emits again for each of `chips`, into a program of that
+// chip's own (its collective instructions, its semaphore names and layer entries at the
+// leader's indices), and keeps where the leader's and each chip's VPU additions sit.
+class OtherChips final : public compile_detail::CollectiveObserver {
+ public:
+  OtherChips(const ChipConfig& config, const std::vector<int>& chips) : config_(config) {
+    for (int c : chips) chips_.push_back({c, {}, true, {}});
+  }
+
+  void lowered(const LoweredCollective& c) override {
+    const auto& vpu = c.program.streams[static_cast<size_t>(config_.mxu.count) + config_.dma.engine.engines];
+    leader_adds_.push_back({c.vpu_before, vpu.instructions.size()});
+    for (Chip& chip : chips_)
+      if (chip.ok) lower(chip, c);
+  }
+
+  // Chip chips[i]'s program, or nullopt where it must be compiled whole.
+  std::vector<std::optional<Program>> programs(const Program& leader) const {
+    std::vector<std::optional<Program>> out;
+    for (const Chip& chip : chips_) out.push_back(chip.ok ? splice(leader, chip) : std::optional<Program>());
+    return out;
+  }
+
+ private:
+  struct Chip {
+    int id;
+    Program own;  // its collectives' instructions; layers and semaphores at the leader's indices
+    bool ok;      // every collective lined up with the leader's
+    std::vector<std::pair<size_t, size_t>> adds;  // per collective: its VPU additions in `own`
+  };
+
+  void lower(Chip& chip, const LoweredCollective& c) {
+    Program& p = chip.own;
+    p.layers.resize(c.layers_before);
+    p.semaphores.resize(c.semaphores_before);
+    const size_t adds = stream(p, EngineKind::vpu).instructions.size();
+    compile_detail::CollectiveTarget target{p, config_, chip.id,
+                                            [&p](const std::string& name) {
+                                              p.semaphores.push_back(name);
+                                              return static_cast<int>(p.semaphores.size()) - 1;
+                                            },
+                                            c.hbm_base};
+    const Producer done = compile_detail::emit_collective(target, c.work, c.input);
+    chip.adds.emplace_back(adds, stream(p, EngineKind::vpu).instructions.size());
+    const auto& lead = leader_adds_.back();
+    chip.ok = same(done, c.done) && p.layers.size() == c.program.layers.size() &&
+              p.layers.back() == c.program.layers.back() &&
+              p.semaphores.size() == c.program.semaphores.size() &&
+              std::equal(p.semaphores.begin() + static_cast<std::ptrdiff_t>(c.semaphores_before),
+                         p.semaphores.end(),
+                         c.program.semaphores.begin() + static_cast<std::ptrdiff_t>(c.semaphores_before)) &&
+              chip.adds.back().second - chip.adds.back().first == lead.second - lead.first;
+  }
+
+  // The leader's program with the chip's ICI stream and, in place of each collective's
+  // additions, the chip's.
+  Program splice(const Program& leader, const Chip& chip) const {
+    Program out = leader;
+    const InstructionList& lead_vpu = instructions(leader, EngineKind::vpu);
+    const InstructionList& own_vpu = instructions(chip.own, EngineKind::vpu);
+    std::vector<Instruction> vpu;
+    vpu.reserve(lead_vpu.size());
+    size_t at = 0;
+    for (size_t k = 0; k < leader_adds_.size(); ++k) {
+      const auto [begin, end] = leader_adds_[k];
+      vpu.insert(vpu.end(), lead_vpu.begin() + static_cast<std::ptrdiff_t>(at),
+                 lead_vpu.begin() + static_cast<std::ptrdiff_t>(begin));
+      vpu.insert(vpu.end(), own_vpu.begin() + static_cast<std::ptrdiff_t>(chip.adds[k].first),
+                 own_vpu.begin() + static_cast<std::ptrdiff_t>(chip.adds[k].second));
+      at = end;
+    }
+    vpu.insert(vpu.end(), lead_vpu.begin() + static_cast<std::ptrdiff_t>(at), lead_vpu.end());
+    stream(out, EngineKind::vpu).instructions = std::move(vpu);
+    stream(out, EngineKind::ici).instructions = instructions(chip.own, EngineKind::ici);
+    return out;
+  }
+
+  const ChipConfig& config_;
+  std::vector<Chip> chips_;
+  std::vector<std::pair<size_t, size_t>> leader_adds_;  // per collective: its VPU additions
+};
+
+// The chip, of those before `i`, whose workload equals chip i's, or -1.
+int same_workload(const std::vector<Workload>& workloads, size_t i) {
+  for (size_t j = 0; j < i; ++j)
+    if (workloads[j] == workloads[i]) return static_cast<int>(j);
+  return -1;
+}
+
+// Makes each stream of `p` share its list with the same engine's equal stream of `like` (the
+// leader's program), and returns `like` itself when all of `p` equals it.
+SharedProgram share(Program p, const SharedProgram& like) {
+  if (!like) return std::make_shared<const Program>(std::move(p));
+  bool all = like->streams.size() == p.streams.size();
+  for (size_t s = 0; s < p.streams.size(); ++s) {
+    const bool equal = s < like->streams.size() && like->streams[s].engine == p.streams[s].engine &&
+                       like->streams[s].instructions == p.streams[s].instructions;
+    if (equal) p.streams[s].instructions = like->streams[s].instructions;
+    all = all && equal;
+  }
+  if (all && p.layers == like->layers && p.buffers == like->buffers && p.semaphores == like->semaphores &&
+      p.regions == like->regions)
+    return like;
+  return std::make_shared<const Program>(std::move(p));
+}
+
+}  // namespace
+
+std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
+                                          const Budget& budget) {
+  uint64_t total = 0;  // instructions of the distinct workloads, before any chip is compiled
+  std::vector<int> leader(workloads.size());
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    leader[i] = same_workload(workloads, i);
+    if (leader[i] >= 0) continue;
+    leader[i] = static_cast<int>(i);
+    const uint64_t one = estimate_instructions(config, workloads[i]);
+    total = __builtin_add_overflow(total, one, &total) ? UINT64_MAX : total;
+  }
+  if (!workloads.empty())
+    check_instructions(total, budget, fmt::format("{} on {} chips", workloads[0].path, workloads.size()));
+  std::vector<SharedProgram> programs(workloads.size());
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    if (leader[i] != static_cast<int>(i)) continue;
+    std::vector<int> others;
+    for (size_t j = i + 1; j < workloads.size(); ++j)
+      if (leader[j] == static_cast<int>(i)) others.push_back(static_cast<int>(j));
+    OtherChips fanout(config, workloads[i].collectives.empty() ? std::vector<int>{} : others);
+    programs[i] = std::make_shared<const Program>(
+        compile_detail::compile_checked(config, workloads[i], static_cast<int>(i), budget, &fanout));
+    std::vector<std::optional<Program>> spliced = fanout.programs(*programs[i]);
+    for (size_t k = 0; k < others.size(); ++k) {
+      const auto j = static_cast<size_t>(others[k]);
+      if (workloads[j].collectives.empty())
+        programs[j] = programs[i];
+      else if (spliced[k])
+        programs[j] = share(std::move(*spliced[k]), programs[i]);
+      else
+        programs[j] = share(compile(config, workloads[j], others[k], budget), programs[i]);
+    }
+  }
+  return programs;
+}
+
+}  // namespace systolic

@@ -1,0 +1,109 @@
+"""Symmetry: simulating one chip per class of chips that provably run alike (the default) gives,
+byte for byte, the report simulating every chip (--every-chip) gives, but for `simulation`
+(how it was simulated), on the shipped multi-chip examples small enough to run both ways
+(docs/interconnect.md, "Scale"). tests/unit/test_symmetry.cpp checks every instruction record
+of smaller systems and the programs compile_system shares."""
+import json
+import re
+
+import pytest
+
+from conftest import REPO, require_python_module, run_cli
+
+CONFIGS = REPO / "configs"
+MODELS = REPO / "traces" / "models"
+TINY_LM = REPO / "tests" / "py" / "data" / "tiny-lm.yaml"
+AR = "gemms:\n  - {name: up, m: 256, k: 1024, n: 512}\n  - {name: grads, collective: all_reduce, bytes: 8 MiB}\n" \
+     "  - {name: down, m: 256, k: 512, n: 1024}\n"
+
+
+def model_with(tmp_path, preset, **keys):
+    text = (MODELS / preset).read_text()
+    for key, value in keys.items():
+        text, n = re.subn(rf"^(\s*{key}:\s*)\S+", rf"\g<1>{value}", text, flags=re.M)
+        assert n == 1, f"{key} not found once in {preset}"
+    path = tmp_path / preset
+    path.write_text(text)
+    return path
+
+
+def both_ways(tmp_path, name, args):
+    """The two reports without `simulation`, as text, and the per-class run's `simulation`."""
+    texts, simulation = [], None
+    for mode in ("per_class", "every_chip"):
+        out = tmp_path / f"{name}-{mode}"
+        run_cli("run", *args, *(["--every-chip"] if mode == "every_chip" else []), "-o", out, "-q")
+        report = json.loads((out / "report.json").read_text())
+        how = report.pop("simulation")
+        assert how["every_chip"] == (mode == "every_chip")
+        if mode == "per_class":
+            simulation = how
+        else:
+            assert how["chips_simulated"] == len(report["chips"])
+        texts.append(json.dumps(report))
+    return texts, simulation
+
+
+def cases(tmp_path):
+    ar = tmp_path / "ar.yaml"
+    ar.write_text(AR)
+    v5e, v5p = CONFIGS / "tpu-v5e-8.yaml", CONFIGS / "tpu-v5p-64.yaml"
+    ideal = ["--set", "memory.ideal=true"]
+    ring2 = ["--set", "ici.topology=ring", "--set", "ici.dims=2", "--set", "ici.algorithm=ring"]
+    llama = model_with(tmp_path, "llama2-70b.yaml", layers=1)
+    moe = model_with(tmp_path, "deepseek-v3-moe.yaml", layers=2, dense_layers=1)
+    tp8 = ["--bucket", "1x64", "--tp", "8", "--weight-dtype", "int8"]
+    ep8 = ["--bucket", "1x32", "--tp", "8", "--ep", "8", "--set", "hbm.capacity_bytes=163 GiB"]
+    # name, arguments, chips simulated per class
+    return [
+        ("ar-v5e-8-ideal", ["-c", v5e, "-w", ar, *ideal], 1),
+        ("ar-v5e-8", ["-c", v5e, "-w", ar], 8),
+        ("ar-v5e-8-torus-ideal", ["-c", v5e, "-w", ar, "--set", "ici.wraparound=true", "--set", "ici.algorithm=torus",
+                                  *ideal], 1),
+        ("ar-v5p-64-ideal", ["-c", v5p, "-w", ar, *ideal], 1),
+        ("ar-v5p-256-ideal", ["-c", CONFIGS / "tpu-v5p-256.yaml", "-w", ar, *ideal], 1),
+        ("gpt2-v5e-8", ["-c", v5e, "-w", REPO / "traces" / "gemms" / "gpt2.yaml"], 1),
+        ("tiny-lm-tp2-ideal", ["-c", CONFIGS / "tiny-4x4.yaml", *ring2, "-w", TINY_LM, "--bucket", "1x8", "--tp", "2",
+                               *ideal], 1),
+        ("tiny-lm-tp2", ["-c", CONFIGS / "tiny-4x4.yaml", *ring2, "-w", TINY_LM, "--bucket", "1x8", "--tp", "2"], 2),
+        ("llama70b-tp8-ideal", ["-c", v5e, "-w", llama, *tp8, *ideal], 1),
+        ("llama70b-tp8", ["-c", v5e, "-w", llama, *tp8], 8),
+        ("llama70b-replicas-v5p-64", ["-c", v5p, "-w", llama, "--bucket", "1x64", "--weight-dtype", "int8"], 1),
+        ("deepseek-ep8-ideal", ["-c", v5e, "-w", moe, *ep8, *ideal], 8),
+        ("deepseek-ep8-skewed", ["-c", v5e, "-w", moe, *ep8, "--routing", "skewed"], 8),
+    ]
+
+
+def test_one_chip_per_class_gives_the_report_of_every_chip(systolic_bin, tmp_path):
+    for name, args, simulated in cases(tmp_path):
+        (per_class, every_chip), how = both_ways(tmp_path, name, args)
+        assert per_class == every_chip, name
+        assert how["chips_simulated"] == simulated, (name, how["limit"])
+        chips = sorted(c for k in how["classes"] for c in k["chips"])
+        assert chips == list(range(len(chips))), name  # every chip in one class
+        assert all(k["simulated"] == min(k["chips"]) for k in how["classes"])
+        # A run that simulates every chip says what kept them apart.
+        assert (how["limit"] is None) == (simulated == 1), (name, how["limit"])
+
+
+def test_why_chips_are_not_merged_is_reported(systolic_bin, tmp_path):
+    ar = tmp_path / "ar.yaml"
+    ar.write_text(AR)
+    _, real = both_ways(tmp_path, "real", ["-c", CONFIGS / "tpu-v5e-8.yaml", "-w", ar])
+    assert "written into the receiver's HBM" in real["limit"]
+    moe = model_with(tmp_path, "deepseek-v3-moe.yaml", layers=2, dense_layers=1)
+    _, a2a = both_ways(tmp_path, "a2a", ["-c", CONFIGS / "tpu-v5e-8.yaml", "-w", moe, "--bucket", "1x32", "--tp", "8",
+                                         "--ep", "8", "--set", "hbm.capacity_bytes=163 GiB",
+                                         "--set", "memory.ideal=true"])
+    assert re.search(r"chip \d+ sends to chip \d+ over \d+ links", a2a["limit"])
+
+
+def test_python_run_takes_every_chip(systolic_bin, tmp_path):
+    systolic = require_python_module()
+    ar = tmp_path / "ar.yaml"
+    ar.write_text(AR)
+    one = systolic.run(CONFIGS / "tpu-v5e-8.yaml", workload=ar).to_dict()
+    every = systolic.run(CONFIGS / "tpu-v5e-8.yaml", workload=ar, every_chip=True).to_dict()
+    assert one.pop("simulation")["every_chip"] is False
+    assert every.pop("simulation")["chips_simulated"] == 8
+    assert json.dumps(one) == json.dumps(every)

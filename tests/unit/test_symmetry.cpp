@@ -1,0 +1,220 @@
+// One chip simulated per class of chips that evolve alike (models/system/symmetry.hpp) and
+// programs compiled once per workload (sim/compile/compile_system.cpp): each checked against
+// doing every chip (docs/interconnect.md, "Scale").
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "input_error.hpp"
+#include "models/system/symmetry.hpp"
+#include "sim/compile/compile.hpp"
+#include "sim/report/report.hpp"
+#include "sim/simulate/simulate.hpp"
+
+using namespace systolic;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// 1000 MHz, 100 GB/s links; ideal memory unless a test says otherwise.
+ChipConfig system_config(IciTopologyKind topo, std::vector<int64_t> dims, std::string algo,
+                         bool wrap = true) {
+  ChipConfig c = testing::tiny_chip(2, MxuModel::fast);
+  c.memory.ideal = true;
+  c.ici.topology = topo;
+  c.ici.dims = std::move(dims);
+  c.ici.wraparound = wrap;
+  c.ici.link_gbps = 100;
+  c.ici.ports = 6;
+  c.ici.algorithm = std::move(algo);
+  return c;
+}
+
+// A matmul, a collective of `bytes` on its output, a matmul reading the result.
+Workload with_collective(CollectiveKind kind, uint64_t bytes) {
+  Workload w = testing::gemm_workload({{"up", 64, 32, 48, {}, 1, "w:1"}, {"down", 64, 48, 32, {}, 1, "w:3"}});
+  CollectiveWork c;
+  c.name = "x";
+  c.kind = kind;
+  c.bytes = bytes;
+  c.after_gemms = 1;
+  c.source = "w:2";
+  w.collectives.push_back(c);
+  return w;
+}
+
+std::vector<Workload> every(const ChipConfig& c, const Workload& w) {
+  return std::vector<Workload>(static_cast<size_t>(c.ici.chips()), w);
+}
+
+bool same_program(const Program& a, const Program& b) {
+  if (!(a.layers == b.layers && a.buffers == b.buffers && a.semaphores == b.semaphores &&
+        a.regions == b.regions && a.streams.size() == b.streams.size()))
+    return false;
+  for (size_t s = 0; s < a.streams.size(); ++s)
+    if (!(a.streams[s].engine == b.streams[s].engine) ||
+        a.streams[s].instructions != b.streams[s].instructions)
+      return false;
+  return true;
+}
+
+std::vector<const Program*> pointers(const std::vector<SharedProgram>& programs) {
+  std::vector<const Program*> out;
+  for (const auto& p : programs) out.push_back(p.get());
+  return out;
+}
+
+ChipClasses classes_of(const ChipConfig& c, const std::vector<Workload>& workloads) {
+  const auto programs = compile_system(c, workloads);
+  return chip_classes(c.ici.build_topology(), pointers(programs), {!c.memory.ideal});
+}
+
+struct Both {
+  SystemResult per_class, every_chip;
+  nlohmann::ordered_json per_class_report, every_chip_report;
+};
+
+// The system run both ways, and both reports without `simulation` (how it was simulated).
+Both run_both(const ChipConfig& c, const std::vector<Workload>& workloads) {
+  std::vector<std::shared_ptr<const Workload>> w;
+  for (const Workload& x : workloads) w.push_back(std::make_shared<const Workload>(x));
+  const auto programs = compile_system(c, workloads);
+  Both b;
+  b.per_class = simulate_system(c, programs);
+  RunOptions all;
+  all.every_chip = true;
+  b.every_chip = simulate_system(c, programs, all);
+  b.per_class_report = make_report(c, w, programs, b.per_class);
+  b.every_chip_report = make_report(c, w, programs, b.every_chip);
+  b.per_class_report.erase("simulation");
+  b.every_chip_report.erase("simulation");
+  return b;
+}
+
+// Every chip's every instruction record, and the report, the same both ways.
+void check_same(const Both& b) {
+  REQUIRE(b.per_class.chip_count() == b.every_chip.chip_count());
+  CHECK(b.per_class.total_cycles == b.every_chip.total_cycles);
+  for (size_t i = 0; i < b.per_class.chip_count(); ++i) {
+    const SimResult &x = b.per_class.chip(i), &y = b.every_chip.chip(i);
+    REQUIRE(x.engines.size() == y.engines.size());
+    for (size_t e = 0; e < x.engines.size(); ++e) {
+      const auto &rx = x.engines[e].records, &ry = y.engines[e].records;
+      REQUIRE(rx.size() == ry.size());
+      for (size_t k = 0; k < rx.size(); ++k)
+        CHECK((rx[k].ready == ry[k].ready && rx[k].start == ry[k].start && rx[k].end == ry[k].end));
+    }
+    CHECK(x.hbm == y.hbm);
+    CHECK(x.ici_link_bytes_out == y.ici_link_bytes_out);
+  }
+  CHECK(b.per_class_report.dump() == b.every_chip_report.dump());
+}
+
+}  // namespace
+
+TEST_CASE("compile_system gives every chip the program compiling it whole gives", "[symmetry]") {
+  struct Case {
+    ChipConfig config;
+    Workload workload;
+  };
+  const std::vector<Case> cases = {
+      {system_config(IciTopologyKind::ring, {4}, "ring"),
+       with_collective(CollectiveKind::all_reduce, 64 << 10)},
+      {system_config(IciTopologyKind::ring, {4}, "ring"),
+       with_collective(CollectiveKind::all_reduce, 1000003)},
+      {system_config(IciTopologyKind::torus2d, {2, 4}, "bidir_ring", false),
+       with_collective(CollectiveKind::all_gather, 96 << 10)},
+      {system_config(IciTopologyKind::torus2d, {2, 2}, "torus"),
+       with_collective(CollectiveKind::reduce_scatter, 5000)},
+      {system_config(IciTopologyKind::torus2d, {2, 2}, "torus"),
+       with_collective(CollectiveKind::all_to_all, 1 << 16)},
+  };
+  for (const Case& k : cases) {
+    const auto programs = compile_system(k.config, every(k.config, k.workload));
+    for (int chip = 0; chip < k.config.ici.chips(); ++chip)
+      CHECK(same_program(*programs[static_cast<size_t>(chip)], compile(k.config, k.workload, chip)));
+    // The MXU streams are the leader's own list; the ICI streams are each chip's.
+    CHECK(programs[1]->streams[0].instructions.shares(programs[0]->streams[0].instructions));
+    CHECK_FALSE(programs[1]->streams.back().instructions.shares(programs[0]->streams.back().instructions));
+  }
+  // Without collectives the program does not depend on the chip: one object for all.
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
+  const auto plain =
+      compile_system(ring, every(ring, testing::gemm_workload({{"g", 64, 32, 48, {}, 1, "w:1"}})));
+  CHECK(
+      (plain[0] == plain[3] &&
+       same_program(*plain[2], compile(ring, testing::gemm_workload({{"g", 64, 32, 48, {}, 1, "w:1"}}), 2))));
+}
+
+TEST_CASE("Chips that run alike are found, and where mirroring would not be exact they are not merged",
+          "[symmetry]") {
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
+  // A ring all-reduce on untimed memory: each step of the ring maps the system onto itself.
+  const ChipClasses ar = classes_of(ring, every(ring, with_collective(CollectiveKind::all_reduce, 64 << 10)));
+  CHECK(ar.simulated_chips() == std::vector<int>{0});
+  CHECK(ar.symmetries.front().name == "ring+1");
+  CHECK(ar.image(3, 1) == 0);  // g_3 = three steps: chip 1 of chip 0's frame is chip 0 of chip 3's
+  // The same on the real memory system: each chip's blocks sit at other HBM addresses, and a
+  // message writes into the receiver's HBM.
+  ChipConfig real = ring;
+  real.memory.ideal = false;
+  const ChipClasses ar_real =
+      classes_of(real, every(real, with_collective(CollectiveKind::all_reduce, 64 << 10)));
+  CHECK(ar_real.simulated_chips().size() == 4);
+  CHECK_THAT(ar_real.limit, Contains("written into the receiver's HBM"));
+  // All-to-all on a 2x2 torus: the diagonal crosses two links, shared by other chips' chunks.
+  const ChipConfig torus = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
+  const ChipClasses a2a =
+      classes_of(torus, every(torus, with_collective(CollectiveKind::all_to_all, 1 << 16)));
+  CHECK(a2a.simulated_chips().size() == 4);
+  CHECK_THAT(a2a.limit, Contains("over 2 links"));
+  // Chips with x = 0 run one workload, x = 1 another (no messages): y+1 holds, x+1 does not.
+  const Workload a = testing::gemm_workload({{"a", 64, 32, 48, {}, 1, "w:1"}});
+  const Workload b = testing::gemm_workload({{"b", 32, 32, 48, {}, 1, "w:1"}});
+  const ChipClasses halves = classes_of(torus, {a, b, a, b});
+  CHECK(halves.simulated_chips() == std::vector<int>{0, 1});
+  CHECK(halves.representative == std::vector<int>{0, 1, 0, 1});
+  CHECK_THAT(halves.limit, Contains("does not map the system onto itself"));
+}
+
+TEST_CASE("One chip per class gives every chip's records and the report that simulating every chip gives",
+          "[symmetry]") {
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
+  const ChipConfig mesh = system_config(IciTopologyKind::torus2d, {2, 4}, "bidir_ring", false);
+  const ChipConfig torus = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
+  const Workload ar = with_collective(CollectiveKind::all_reduce, 256 << 10);
+  for (const Both& b : {run_both(ring, every(ring, ar)), run_both(mesh, every(mesh, ar)),
+                        run_both(torus, every(torus, ar))}) {
+    CHECK(b.per_class.plan.simulated() == 1);
+    check_same(b);
+  }
+  // Two classes, no messages.
+  const Workload a = testing::gemm_workload({{"a", 64, 32, 48, {}, 1, "w:1"}});
+  const Workload c = testing::gemm_workload({{"c", 32, 32, 48, {}, 1, "w:1"}});
+  const Both halves = run_both(torus, {a, c, a, c});
+  CHECK(halves.per_class.plan.simulated() == 2);
+  check_same(halves);
+  // Where nothing is merged the two are one simulation.
+  ChipConfig real = ring;
+  real.memory.ideal = false;
+  const Both r = run_both(real, every(real, ar));
+  CHECK(r.per_class.plan.simulated() == 4);
+  check_same(r);
+}
+
+TEST_CASE("A deadlock names every chip's blocked engines however many chips are simulated", "[symmetry]") {
+  ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
+  Program p;
+  p.semaphores = {"never"};
+  LayerInfo g;
+  g.name = "g";
+  g.m = g.k = g.n = 4;
+  p.layers.push_back(g);
+  p.streams.push_back(
+      {{EngineKind::mxu, 0}, {Instruction{MatmulOp{4, 4, 4, 0, DType::int8}, 0, {{0, 1}}, {}}}});
+  const std::vector<Program> programs(4, p);
+  RunOptions all;
+  all.every_chip = true;
+  const std::string per_class = testing::input_error_of([&] { simulate_system(ring, programs); });
+  CHECK(per_class == testing::input_error_of([&] { simulate_system(ring, programs, all); }));
+  CHECK_THAT(per_class, Contains("chip3.mxu0: instruction 0 waits for semaphore 0 >= 1"));
+}
