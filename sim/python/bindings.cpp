@@ -245,34 +245,45 @@ ResultHandle run_released(const RunRequest& request, const std::optional<std::st
 
 // run(): `systolic run` with every one of its options.
 void bind_run(py::module_& m) {
-  m.def("run", [](const ConfigHandle& config, const std::optional<std::string>& workload,
-                  const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
-                  const std::string& phase, int64_t tp, int64_t ep, const std::string& routing, double skew,
-                  uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
-                  const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
-                  const std::optional<std::string>& timeline, const std::optional<std::string>& vcd) {
-    if (workload.has_value() == trace.has_value())
-      throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
-    RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
-    request.source.shape = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
-    request.source.shape.tp = tp;
-    request.source.shape.ep = ep;
-    request.source.shape.routing = routing;
-    request.source.shape.skew = skew;
-    request.source.shape.routing_seed = routing_seed;
-    request.record.timeline = timeline.has_value();
-    request.record.timeline_path = timeline.value_or("");
-    request.record.vcd = vcd.value_or("");
-    return run_released(request, timeline);
-  }, py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
-     py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
-     py::arg("routing") = "uniform", py::arg("skew") = 1.0, py::arg("routing_seed") = 1,
-     py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(), py::arg("kv_dtype") = py::none(),
-     py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
-     "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
-     "(ici.topology; a transformer sharded with tp= / ep=, MoE routing with routing= / skew= / "
-     "routing_seed=), as `systolic run` does with the same options; timeline= and vcd= write those "
-     "files. The GIL is released meanwhile. Raises InputError on bad input, with the message the CLI prints.");
+  m.def(
+      "run",
+      [](const ConfigHandle& config, const std::optional<std::string>& workload,
+         const std::optional<std::string>& trace, const std::optional<std::string>& bucket,
+         const std::string& phase, int64_t tp, int64_t ep, const std::string& routing, double skew,
+         uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
+         const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
+         const std::optional<std::string>& timeline, const std::optional<std::string>& vcd,
+         const std::optional<std::string>& mesh, int64_t micro_batches, bool overlap) {
+        if (workload.has_value() == trace.has_value())
+          throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
+        RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
+        request.source.shape = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
+        request.source.shape.tp = tp;
+        request.source.shape.ep = ep;
+        request.source.shape.routing = routing;
+        request.source.shape.skew = skew;
+        request.source.shape.routing_seed = routing_seed;
+        request.source.shape.mesh = mesh.value_or("");
+        request.source.shape.micro_batches = micro_batches;
+        request.source.shape.overlap = overlap;
+        request.record.timeline = timeline.has_value();
+        request.record.timeline_path = timeline.value_or("");
+        request.record.vcd = vcd.value_or("");
+        return run_released(request, timeline);
+      },
+      py::arg("config"), py::arg("workload") = py::none(), py::arg("trace") = py::none(),
+      py::arg("bucket") = py::none(), py::arg("phase") = "prefill", py::arg("tp") = 1, py::arg("ep") = 1,
+      py::arg("routing") = "uniform", py::arg("skew") = 1.0, py::arg("routing_seed") = 1,
+      py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
+      py::arg("kv_dtype") = py::none(), py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
+      py::arg("mesh") = py::none(), py::arg("micro_batches") = 1, py::arg("overlap") = true,
+      "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
+      "(ici.topology; a transformer sharded with tp= / ep= or a parallelism mesh= such as 'dp=4,tp=8' "
+      "with micro_batches= for a pipeline, MoE routing with routing= / skew= / routing_seed=, "
+      "overlap=False to keep every collective whole), as `systolic run` does with the same options; "
+      "timeline= and vcd= write those "
+      "files. The GIL is released meanwhile. Raises InputError on bad input, with the message the CLI "
+      "prints.");
 }
 
 // The serving flags of `systolic pack` (--scheduler ... --decode-chips), from pack()'s keywords

@@ -74,7 +74,7 @@ void run_system(const RunRequest& request, RunResult& out) {
   if (!request.record.vcd.empty())
     throw InputError(request.command +
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
-  out.workloads = load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
+  out.workloads = load_system_workloads(source.workload, source.shape, config.ici.build_topology());
   out.programs = compile_system(config, out.workloads, request.budget);
   uint64_t pe_cycles = 0, ici_chunks = 0;  // over all chips, saturating
   for (const Program& p : out.programs) {

@@ -59,18 +59,38 @@ std::string workload_formats() {
 }
 
 std::vector<Workload> WorkloadReader::read_system(const std::string& path, const WorkloadOptions& options,
-                                                  int chips) const {
+                                                  const Topology& system) const {
+  if (!options.mesh.empty())
+    workload_detail::fail(path, 0,
+                          "--mesh shards transformer model files (with d_model), not GEMM lists or CSVs");
   if (options.tp != 1 || options.ep != 1)
     workload_detail::fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
-  return std::vector<Workload>(static_cast<size_t>(chips), read(path, options));
+  return std::vector<Workload>(static_cast<size_t>(system.chips()), read(path, options));
 }
 
+namespace {
+// --overlap off: every collective runs whole, whatever its entry or the sharder asked.
+Workload& without_overlap(Workload& w, const WorkloadOptions& options) {
+  if (!options.overlap)
+    for (CollectiveWork& c : w.collectives) c.decompose = Decompose::none;
+  return w;
+}
+}  // namespace
+
 Workload load_workload(const std::string& path, const WorkloadOptions& options) {
-  return reader_of(path).read(path, options);
+  Workload w = reader_of(path).read(path, options);
+  return without_overlap(w, options);
+}
+
+std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options,
+                                            const Topology& system) {
+  std::vector<Workload> out = reader_of(path).read_system(path, options, system);
+  for (Workload& w : out) without_overlap(w, options);
+  return out;
 }
 
 std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
-  return reader_of(path).read_system(path, options, chips);
+  return load_system_workloads(path, options, Topology({chips}));
 }
 
 }  // namespace systolic

@@ -264,6 +264,18 @@ def test_exposed_communication_grows_with_the_layers(systolic_bin, tmp_path):
     ("llama2-70b.yaml", ["--tp", "8", "--ep", "8"], "--ep 8: model 'llama2-70b' has no experts"),
     ("deepseek-v3-moe.yaml", ["--tp", "8", "--ep", "4"], "--ep 4: expected 1 or the system's chip count (8)"),
     ("deepseek-v3-moe.yaml", ["--tp", "8", "--ep", "8", "--routing", "zipf"], "zipf not in {uniform,skewed}"),
+    # Parallelism meshes (tests/py/test_mesh.py runs the good ones).
+    ("llama2-70b.yaml", ["--mesh", "dp=2,tp=2"], "--mesh 'dp=2,tp=2': tp x dp x pp = 4, expected the system's chip count 8 (ici.dims 2x4)"),
+    ("llama2-70b.yaml", ["--mesh", "dq=2,tp=4"], "unknown key 'dq': expected tp, dp, pp or ep (did you mean 'dp'?)"),
+    ("llama2-70b.yaml", ["--mesh", "tp=4@x,dp=2"], "tp groups of 4 chips do not tile 2x4"),
+    ("llama2-70b.yaml", ["--mesh", "dp=8"], "the batch B = 1 of --bucket 1x128 is not a multiple of dp x micro-batches = 8"),
+    ("llama2-70b.yaml", ["--mesh", "tp=8", "--micro-batches", "2"], "--micro-batches 2: expected 1 without a pipeline"),
+    ("llama2-70b.yaml", ["--mesh", "tp=8", "--tp", "8"], "expected one or the other"),
+    ("llama2-70b.yaml", ["--mesh", "tp=8,ep=8"], "ep=8: model 'llama2-70b' has no experts"),
+    ("gpt2.yaml", ["--mesh", "pp=8"], "gpt2: --mesh pp=8 does not divide layers = 12"),
+    ("gpt2.yaml", ["--mesh", "tp=8"], "gpt2: --mesh tp=8 does not divide heads = 12"),
+    ("deepseek-v3-moe.yaml", ["--mesh", "tp=8,ep=16"], "ep=16 does not divide dp x tp = 8"),
+    ("llama2-70b.yaml", ["--overlap", "maybe"], "--overlap: maybe not in {on,off}"),
 ])
 def test_bad_multichip_inputs_exit_2_naming_the_culprit(systolic_bin, tmp_path, model, args, needle):
     out = tmp_path / "out"
