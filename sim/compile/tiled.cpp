@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <stdexcept>
 
 #include "models/mxu/dataflow.hpp"
@@ -236,30 +235,6 @@ void TiledCompiler::gemm(size_t index) {
   input_ = produced;
 }
 
-// A row block of a GEMM before a decomposed reduce-scatter is in HBM once the stores so far
-// have landed (one DMA engine stores them, in order): the reduce-scatter adds it then.
-void TiledCompiler::block_stored(const GemmTiles& at, Producer& produced) {
-  if (!at.feeds_reduce) return;
-  produced.chunks.push_back({{stores_done_, emit_.emitted(stores_done_)}});
-  block_marks_.push_back(emit_.stream(EngineKind::vpu, 0).instructions.size());
-}
-
-// A decomposed reduce-scatter's additions (its VPU instructions from `from` on, step by step)
-// move into the VPU stream right after the work of the row block each one adds: the stream
-// runs in order, and behind the GEMM's weight dequantisations they would wait for all of them.
-void TiledCompiler::interleave_adds(size_t from) {
-  std::vector<Instruction>& v = emit_.stream(EngineKind::vpu, 0).instructions;
-  std::vector<Instruction> adds(std::make_move_iterator(v.begin() + static_cast<std::ptrdiff_t>(from)),
-                                std::make_move_iterator(v.end()));
-  v.resize(from);
-  const size_t steps = block_marks_.size() - 1, per = adds.size() / std::max<size_t>(1, steps);
-  for (size_t s = steps; s-- > 0;)  // step s adds the received partial sums of block s + 1
-    v.insert(v.begin() + static_cast<std::ptrdiff_t>(block_marks_[s + 1]),
-             std::make_move_iterator(adds.begin() + static_cast<std::ptrdiff_t>(s * per)),
-             std::make_move_iterator(adds.begin() + static_cast<std::ptrdiff_t>((s + 1) * per)));
-  block_marks_.clear();
-}
-
 // The activation block [mt, K] from row m0 arrives in K slices matching the weight tiles, so
 // the MXUs start on the first slice while the rest loads. Slice j sits at k0 * mt in the
 // buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
@@ -383,19 +358,6 @@ int TiledCompiler::panel_full(int copy, int engine) {
   auto [it, added] = panel_full_.try_emplace({copy, engine}, -1);
   if (added) it->second = emit_.sem(fmt::format("wgt_{}_full_dma{}", copy ? "pong" : "ping", engine));
   return it->second;
-}
-
-// Collectives move HBM to HBM, through the area the layout keeps past the workload's tensors.
-void TiledCompiler::collective(const CollectiveWork& c) {
-  CollectiveTarget target{
-      program_,         config_,   chip_, [&](const std::string& name) { return emit_.sem(name); },
-      hbm_.collectives, &channels_};
-  const size_t index = static_cast<size_t>(&c - workload_.collectives.data());
-  const bool decomposed = overlap_[index].decomposed;
-  const size_t vpu_before = emit_.stream(EngineKind::vpu, 0).instructions.size();
-  const Producer done = emit_collective(target, c, input_, decomposed);
-  if (decomposed && c.kind == CollectiveKind::reduce_scatter) interleave_adds(vpu_before);
-  input_ = joins_.after(c, next_gemm_, input_, done);
 }
 
 }  // namespace systolic::compile_detail::tiled

@@ -245,8 +245,8 @@ inline void add(Instruction& i, const std::vector<SemWait>& waits) {
   i.waits.insert(i.waits.end(), waits.begin(), waits.end());
 }
 
-// Lowers one chip's workload (tiled.cpp: the plan's GEMMs, vector work and collectives;
-// tiled_attention.cpp: the fused attention chains).
+// Lowers one chip's workload (tiled.cpp: the plan's GEMMs and vector work;
+// tiled_collective.cpp: the collectives; tiled_attention.cpp: the fused attention chains).
 class TiledCompiler {
  public:
   TiledCompiler(const ChipConfig& config, const Workload& workload, int chip)

@@ -212,6 +212,13 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
       e.a = l.entries[i - 1].a;
     }
     e.c = side * transient;
+    if (g.weights_of && *g.weights_of < i) {  // the same weights as an earlier entry, held once
+      const HbmLayout::Entry& same = l.entries[*g.weights_of];
+      e.b = same.b;
+      e.b_stride = same.b_stride;
+      e.b_group = same.b_group;
+      continue;
+    }
     if (i > 0 && g.b_from_previous && g.repeat == w.gemms[i - 1].repeat &&
         g.k * g.n <= w.gemms[i - 1].k * w.gemms[i - 1].n) {
       e.b = l.entries[i - 1].b;  // the same tensor (MLA's latent), held once

@@ -146,7 +146,7 @@ json pipeline_json(const std::vector<Workload>& workloads, const std::vector<Pro
   const int64_t stages = pp_axis(workloads.front())->degree;
   if (stages < 2) return nullptr;
   const int64_t m = place.micro_batches;
-  std::vector<double> bubble(static_cast<size_t>(stages), 0.0);
+  std::vector<double> bubble(static_cast<size_t>(stages), 0.0), work(static_cast<size_t>(stages), 0.0);
   std::vector<std::vector<size_t>> chips(static_cast<size_t>(stages));
   for (size_t i = 0; i < result.chips.size(); ++i) {
     const MeshAxisPlace& pp = *pp_axis(workloads[i]);
@@ -156,17 +156,22 @@ json pipeline_json(const std::vector<Workload>& workloads, const std::vector<Pro
       const auto before = static_cast<size_t>(pp.group.members[static_cast<size_t>(stage - 1)]);
       arrivals = sends_landed(programs[before], result.chips[before]);
     }
-    const double work = static_cast<double>(stage_work(programs[i], result.chips[i], arrivals));
+    const double worked = static_cast<double>(stage_work(programs[i], result.chips[i], arrivals));
+    work[static_cast<size_t>(stage)] += worked;
     bubble[static_cast<size_t>(stage)] +=
-        1.0 - work / static_cast<double>(std::max<uint64_t>(1, result.total_cycles));
+        1.0 - worked / static_cast<double>(std::max<uint64_t>(1, result.total_cycles));
     chips[static_cast<size_t>(stage)].push_back(i);
   }
   json per_stage = json::array();
   double mean = 0;
   for (size_t s = 0; s < bubble.size(); ++s) {
-    bubble[s] /= static_cast<double>(std::max<size_t>(1, chips[s].size()));
+    const double n = static_cast<double>(std::max<size_t>(1, chips[s].size()));
+    bubble[s] /= n;
     mean += bubble[s] / static_cast<double>(stages);
-    per_stage.push_back({{"stage", s}, {"chips", chips[s]}, {"bubble_fraction", bubble[s]}});
+    per_stage.push_back({{"stage", s},
+                         {"chips", chips[s]},
+                         {"bubble_fraction", bubble[s]},
+                         {"work_cycles", static_cast<uint64_t>(work[s] / n + 0.5)}});
   }
   return {{"stages", stages},
           {"micro_batches", m},

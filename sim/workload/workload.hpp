@@ -37,6 +37,9 @@ struct Gemm {
   // Consecutive instances that read the same B (GQA: the query heads of one KV head): held
   // once in HBM.
   int64_t b_group = 1;
+  // B is the weights of this earlier entry (a pipeline stage's later micro-batches run the same
+  // layers): held once in HBM, at that entry's address.
+  std::optional<size_t> weights_of{};
   // Mixed precision (docs/precision.md): A (activations, also the output's type) and B
   // (weights or KV cache) when they differ from `dtype`; models/mxu/operands.hpp says which
   // pairs exist and what the MXU computes them in.

@@ -49,6 +49,19 @@ def test_a_mesh_of_tp_alone_is_tp(systolic_bin, tmp_path):
     assert sorted(axis["ring_of_chip0"]["chips"]) == list(range(8))
 
 
+def test_a_mesh_of_tp_and_ep_over_the_same_chips_is_tp_ep(systolic_bin, tmp_path):
+    # The DeepSeek-V3-like MoE cut to 4 layers (3 dense, 1 MoE), ideal memory: experts folded over
+    # the 8 chips of tp=8 are --ep 8's experts, chip for chip.
+    model = model_with(tmp_path, "deepseek-v3-moe.yaml", layers=4)
+    args = ["-c", V5E, "-w", model, "--bucket", "1x64", "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=64 GiB"]
+    legacy = run_report(*args, "--tp", 8, "--ep", 8, outdir=tmp_path / "legacy")
+    mesh = run_report(*args, "--mesh", "tp=8,ep=8", outdir=tmp_path / "mesh")
+    assert mesh["totals"] == legacy["totals"]
+    assert mesh["collectives"] == legacy["collectives"]
+    ep = [a for a in mesh["mesh"]["axes"] if a["name"] == "ep"]
+    assert ep == [{"name": "ep", "degree": 8, "ring_of_chip0": {"chips": list(range(8)), "max_hops": 4}}]
+
+
 def test_dp_pp_tp_split_every_mac_once_over_the_groups_the_report_names(systolic_bin, tmp_path):
     # [4, 128] on 8 chips as dp=2 x pp=2 x tp=2, 2 micro-batches: each chip runs micro-batches
     # of [1, 128] through its stage's 2 of the 4 layers, on its tp pair.
@@ -71,6 +84,12 @@ def test_dp_pp_tp_split_every_mac_once_over_the_groups_the_report_names(systolic
     assert rows["pipeline.send"]["kind"] == "permute" and rows["pipeline.send"]["occurrences"] == 2
     assert rows["pipeline.send"]["bytes"] == t // 2 * D * 2
     stage_of = {c: s["stage"] for s in r["pipeline"]["per_stage"] for c in s["chips"]}
+    # Each chip holds its stage's 2 layers, split over tp, once whatever the micro-batches
+    # (they run the same weights); the last stage also the LM head's half.
+    layer = (D * (H + 2 * KV) * HD + D * D + 3 * D * FF) * 2
+    for c in r["chips"]:
+        head = VOCAB // 2 * D * 2 if stage_of[c["chip"]] == 1 else 0
+        assert c["memory"]["hbm"]["footprint"]["weights"] == pytest.approx(2 * layer // 2 + head, rel=1e-3)
     assert sorted(stage_of) == list(range(8)) and stage_of[0] == 0 and stage_of[1] == 1
     # Every chip sends half of each tp all-gather and reduce-scatter it takes part in (2 chips);
     # the first stage also sends its activations on, the last stage nothing more.

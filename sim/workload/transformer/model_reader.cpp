@@ -73,6 +73,9 @@ class WorkloadBuilder {
     }
   }
 
+  // Ends a pass over the layers (a micro-batch): the next one's matmuls share its weights.
+  void end_pass() { gemms_per_pass_ = w_.gemms.size() / ++passes_; }
+
   void collective(CollectiveWork c) {
     c.after_gemms = w_.gemms.size();
     c.after_vectors = w_.vectors.size();
@@ -102,6 +105,10 @@ class WorkloadBuilder {
     }
     if (const GemmShape* g = op.gemm()) {
       w_.gemms.push_back(gemm_of(l_, op, *g, op_name));
+      // A later micro-batch's matmul reads the first one's weights (its attention, its own
+      // sequences' keys and values).
+      if (gemms_per_pass_ > 0 && g->b == Operand::weights)
+        w_.gemms.back().weights_of = w_.gemms.size() - 1 - gemms_per_pass_;
       return;
     }
     VectorWork v;
@@ -117,6 +124,7 @@ class WorkloadBuilder {
   const std::vector<transformer::PlacedCollective>& placed_;
   Workload& w_;
   std::vector<std::pair<size_t, size_t>> joins_;  // (collective, op that joins it) in this occurrence
+  size_t gemms_per_pass_ = 0, passes_ = 0;
 };
 
 // A pipeline stage's boundary with the stage before (`in`) or after: a permute along the
@@ -171,6 +179,7 @@ Workload to_workload(const transformer::Lowered& lowered,
       first = end;
     }
     if (stage && stage->stage + 1 < stage->stages) build.collective(stage_boundary(*stage, false, path));
+    build.end_pass();
   }
   return w;
 }
