@@ -151,6 +151,10 @@ struct Workload {
   // where --tp does not apply (GEMM lists and CSVs; pack's shapes, replayed on one chip).
   int64_t tp = 0;
   std::optional<MeshPlace> mesh;  // sharded with --mesh: this chip's place
+  // Transformer models: what a tensor- and a pipeline-parallel degree must divide (the gcd of
+  // the heads, KV heads and FFN widths sim/workload/transformer/shard.cpp splits; the layers),
+  // for the capacity check's hint of a split that fits. 0: not a transformer model.
+  int64_t tp_divides = 0, pp_divides = 0;
 };
 
 // How to instantiate a transformer model file (traces/models/*.yaml) at a static shape.

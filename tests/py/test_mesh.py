@@ -147,7 +147,7 @@ def test_overlap_hides_tp_collectives_and_moves_the_same_bytes(systolic_bin, tmp
 def test_python_run_takes_mesh_and_overlap(systolic_bin, tmp_path):
     systolic = require_python_module()
     model = model_with(tmp_path, "llama2-70b.yaml", layers=2)
-    r = systolic.run(str(V5E), str(model), bucket="2x128", mesh="dp=2,tp=4", overlap=False).report
+    r = systolic.run(str(V5E), str(model), bucket="2x128", mesh="dp=2,tp=4", overlap=False).to_dict()
     cli = run_report("-c", V5E, "-w", model, "--bucket", "2x128", "--mesh", "dp=2,tp=4", "--overlap", "off",
                      outdir=tmp_path / "cli")
     assert r["totals"] == cli["totals"] and r["mesh"] == cli["mesh"]
@@ -160,3 +160,25 @@ def test_mesh_on_a_gemm_list_or_single_chip_is_refused(systolic_bin, tmp_path):
     proc = run_cli("run", "-w", MODELS / "gpt2.yaml", "--bucket", "1x128", "--mesh", "tp=1", "-o", tmp_path / "o",
                    check=False)
     assert proc.returncode == 2 and "a parallelism mesh needs a multi-chip system" in proc.stderr
+
+
+@pytest.mark.parametrize("case", ["product", "heads", "layers", "experts"])
+def test_a_mesh_the_system_or_model_does_not_divide_exits_2_writing_nothing(systolic_bin, tmp_path, case):
+    # The degrees must multiply to the chip count (8) and divide what they split: gpt2's 12
+    # heads and 12 layers; a MoE's routed experts (12 here) over ep=8.
+    model, mesh, needle = {
+        "product": ("gpt2.yaml", "dp=2,tp=2", "--mesh 'dp=2,tp=2': tp x dp x pp = 4, expected the system's chip "
+                                              "count 8 (ici.dims 2x4)"),
+        "heads": ("gpt2.yaml", "dp=1,tp=8", "gpt2: --mesh tp=8 does not divide heads = 12 (expected a degree that "
+                                            "divides it)"),
+        "layers": ("gpt2.yaml", "pp=8", "gpt2: --mesh pp=8 does not divide layers = 12"),
+        "experts": (model_with(tmp_path, "deepseek-v3-moe.yaml", experts=12), "tp=8,ep=8",
+                    "--mesh ep=8 does not divide moe.experts = 12"),
+    }[case]
+    out, timeline = tmp_path / "out", tmp_path / "t.json"
+    proc = run_cli("run", "-c", V5E, "-w", MODELS / model, "--bucket", "1x128", "--mesh", mesh, "-o", out,
+                   "--timeline", timeline, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("systolic: error: ") and needle in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
+    assert not out.exists() and not timeline.exists()

@@ -219,6 +219,12 @@ std::string workload_name(const std::string& path, const WorkloadOptions& option
   return file_stem(path) + "@" + options.phase + "-" + options.bucket;
 }
 
+// What its tensor- and pipeline-parallel degrees must divide, for the capacity check's hint.
+void limit_splits(Workload& w, const transformer::ModelSpec& model, bool expert_parallel) {
+  w.tp_divides = transformer::tp_divides(model, expert_parallel);
+  w.pp_divides = model.layers;
+}
+
 }  // namespace
 
 Workload load_model_workload(const std::string& path, const WorkloadOptions& options) {
@@ -236,6 +242,7 @@ Workload load_model_workload(const std::string& path, const WorkloadOptions& opt
                      options.micro_batches));
   Workload w = to_workload(lowered, {}, path, workload_name(path, options));
   w.tp = 1;
+  limit_splits(w, model, false);
   return w;
 }
 
@@ -304,6 +311,7 @@ std::vector<Workload> load_mesh_workloads(const std::string& path, const Workloa
     out.push_back(to_workload(s.lowered, s.collectives, path, workload_name(path, options), s.stage));
     out.back().tp = layout.spec().of(MeshAxis::tp);
     out.back().mesh = layout.place(chip, options.micro_batches);
+    limit_splits(out.back(), model, layout.spec().ep > 1);
   }
   return out;
 }
@@ -326,6 +334,7 @@ std::vector<Workload> load_model_workloads(const std::string& path, const Worklo
     const ShardedLayers s = shard(lowered, model, shard_options, chip, system.chips());
     out.push_back(to_workload(s.lowered, s.collectives, path, workload_name(path, options)));
     out.back().tp = options.tp;
+    limit_splits(out.back(), model, options.ep > 1);
   }
   return out;
 }

@@ -61,17 +61,27 @@ std::vector<double> expert_shares(int64_t experts, const ShardOptions& o) {
   return share;
 }
 
+std::vector<std::pair<const char*, int64_t>> tp_must_divide(const ModelSpec& m, bool expert_parallel) {
+  std::vector<std::pair<const char*, int64_t>> out{{"heads", m.heads}};
+  if (!m.mla) out.emplace_back("kv_heads", m.kv_heads);
+  if (!m.moe || m.moe->dense_layers > 0) out.emplace_back("d_ff", m.d_ff);
+  if (m.moe && !expert_parallel) out.emplace_back("moe.expert_ff", m.moe->expert_ff);
+  return out;
+}
+
+int64_t tp_divides(const ModelSpec& m, bool expert_parallel) {
+  int64_t g = 0;
+  for (const auto& [what, value] : tp_must_divide(m, expert_parallel)) g = std::gcd(g, value);
+  return g;
+}
+
 namespace {
 
 // What tensor parallelism over Y chips and expert parallelism over E must divide.
 void require_tp_ep(const ModelSpec& m, int64_t Y, int64_t E, const std::string& tp_flag,
                    const std::string& ep_flag) {
-  if (Y > 1) {
-    require_divides(m, tp_flag, Y, "heads", m.heads);
-    if (!m.mla) require_divides(m, tp_flag, Y, "kv_heads", m.kv_heads);
-    if (!m.moe || m.moe->dense_layers > 0) require_divides(m, tp_flag, Y, "d_ff", m.d_ff);
-    if (m.moe && E == 1) require_divides(m, tp_flag, Y, "moe.expert_ff", m.moe->expert_ff);
-  }
+  if (Y > 1)
+    for (const auto& [what, value] : tp_must_divide(m, E > 1)) require_divides(m, tp_flag, Y, what, value);
   if (E > 1) require_divides(m, ep_flag, E, "moe.experts", m.moe->experts);
 }
 

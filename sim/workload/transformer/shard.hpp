@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/common/names.hpp"
@@ -75,5 +76,11 @@ ShardedLayers shard(const Lowered& lowered, const ModelSpec& model, const ShardO
 
 // Each expert's share of the token-expert assignments (sums to 1), as the routing gives them.
 std::vector<double> expert_shares(int64_t experts, const ShardOptions& options);
+
+// What a tensor-parallel degree must divide, as (model key, value): the heads, the KV heads
+// (not with MLA), the dense FFN width and, unless the experts are expert-parallel, theirs.
+std::vector<std::pair<const char*, int64_t>> tp_must_divide(const ModelSpec& model, bool expert_parallel);
+// Their greatest common divisor: the tensor-parallel degrees are its divisors.
+int64_t tp_divides(const ModelSpec& model, bool expert_parallel);
 
 }  // namespace systolic::transformer
