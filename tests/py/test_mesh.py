@@ -182,3 +182,25 @@ def test_a_mesh_the_system_or_model_does_not_divide_exits_2_writing_nothing(syst
     assert proc.stderr.startswith("systolic: error: ") and needle in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
     assert not out.exists() and not timeline.exists()
+
+
+def test_a_mesh_sweep_runs_the_same_locally_and_on_dask(systolic_bin, tmp_path):
+    # tests/py/data/meshes-tiny.yaml has the shape of traces/sweeps/meshes-*.yaml (mesh, overlap
+    # as workload axes) at toy size. The same spec on a local Dask cluster gives the same points,
+    # each the report `systolic run` writes with those flags.
+    systolic = require_python_module()
+    distributed = pytest.importorskip("distributed")
+    spec = REPO / "tests" / "py" / "data" / "meshes-tiny.yaml"
+    local = systolic.sweep(str(spec), str(tmp_path / "local"), jobs=2, progress=False)
+    assert local.attrs["ran"] == 4 and set(local["status"]) == {"ok"}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=40) as cluster:
+        dask = systolic.sweep(str(spec), str(tmp_path / "dask"), dask=cluster.scheduler_address, progress=False)
+    cols = ["hash", "mesh", "overlap", "totals.cycles", "totals.comm_cycles", "totals.exposed_comm_cycles"]
+    assert dask[cols].sort_values("hash").reset_index(drop=True).equals(
+        local[cols].sort_values("hash").reset_index(drop=True))
+    row = local[(local["mesh"] == "tp=2") & (local["overlap"] == False)].iloc[0]  # noqa: E712
+    r = run_report("-c", V5E, "--set", "ici.topology=ring", "--set", "ici.dims=2", "--set", "ici.ports=2", "-w",
+                   REPO / "tests" / "py" / "data" / "tiny-lm.yaml", "--bucket", "2x8", "--mesh", "tp=2",
+                   "--overlap", "off", outdir=tmp_path / "run")
+    assert row["totals.cycles"] == r["totals"]["cycles"] and row["totals.comm_cycles"] == r["totals"]["comm_cycles"]
