@@ -56,6 +56,13 @@ std::string hardware_refuses(const ChipConfig& config, const Gemm& g, int64_t bl
   } catch (const InputError&) {
     return fmt::format("no tiling of a block of {} rows fits the scratchpads", rows);
   }
+  // Each block passes every weight fold of the matmul through the array again, and loading a
+  // fold takes about as many cycles as the array has rows: a shorter block leaves the MXUs
+  // loading weights more than computing (Llama-3-8B decode 128x2048 --tp 8: blocks of 16 rows
+  // made the step 1.5 times as long).
+  if (rows < config.mxu.rows)
+    return fmt::format("a block of {} rows is shorter than loading a weight fold into the array ({} rows)",
+                       rows, config.mxu.rows);
   const Widths ww = widths_of(config, g);
   if (g.k * g.n * ww.buf <= copies_of(config).weights) return "";  // weights read once
   // Each block re-reads the weights: hidden when a block's MACs take at least as long.

@@ -152,11 +152,18 @@ TEST_CASE("Collectives are decomposed only beside one matmul of their rows, wher
   auto p = compile_detail::plan_overlap(c, w, 0);
   CHECK_FALSE(p[0].decomposed);
   CHECK(p[0].why_not == "'mm' is not one matmul over the rows it moves");
-  // Decode-like: 8 rows over 4 chips are blocks of 2 rows, far below the v5e's ridge
-  // (65536 MACs a cycle / 546 HBM bytes a cycle x 2 bytes a weight = 241 rows), and the
-  // 8192 x 4096 bf16 weights (64 MiB) do not fit a weight-buffer copy (32 MiB).
-  w.gemms = {matmul("mm", 8, 8192, 4096)};
-  w.collectives = {collective(CollectiveKind::all_gather, 8 * 8192 * 2, Decompose::next_gemm, 0)};
+  // Decode-like: 64 rows over 4 chips are blocks of 16 rows, shorter than loading a weight fold
+  // into the 128-row array, even with weights (1024 x 1024 bf16, 2 MiB) read once.
+  w.gemms = {matmul("mm", 64, 1024, 1024)};
+  w.collectives = {collective(CollectiveKind::all_gather, 64 * 1024 * 2, Decompose::next_gemm, 0)};
+  p = compile_detail::plan_overlap(c, w, 0);
+  CHECK_FALSE(p[0].decomposed);
+  CHECK(p[0].why_not == "a block of 16 rows is shorter than loading a weight fold into the array (128 rows)");
+  // 768 rows over 4 chips are blocks of 192 rows, below the v5e's ridge (65536 MACs a cycle /
+  // 546 HBM bytes a cycle x 2 bytes a weight = 241 rows), and the 8192 x 4096 bf16 weights
+  // (64 MiB) do not fit a weight-buffer copy (32 MiB).
+  w.gemms = {matmul("mm", 768, 8192, 4096)};
+  w.collectives = {collective(CollectiveKind::all_gather, 768 * 8192 * 2, Decompose::next_gemm, 0)};
   p = compile_detail::plan_overlap(c, w, 0);
   CHECK_FALSE(p[0].decomposed);
   CHECK(p[0].why_not.find("memory-bound") != std::string::npos);
