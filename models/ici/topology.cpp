@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -145,6 +146,22 @@ std::vector<int> Topology::line(int chip, size_t dim) const {
     out.push_back(chip_at(c));
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> tiling_slice(const std::vector<int64_t>& dims, int64_t chips,
+                                                 const std::vector<size_t>& from) {
+  std::vector<size_t> axes = from;
+  if (axes.empty())
+    for (size_t i = 0; i < dims.size(); ++i) axes.push_back(i);
+  std::vector<int64_t> slice(dims.size(), 1);
+  int64_t left = chips;
+  for (size_t i = axes.size(); i-- > 0;) {
+    if (axes[i] >= dims.size()) return std::nullopt;
+    slice[axes[i]] = std::gcd(left, dims[axes[i]]);
+    left /= slice[axes[i]];
+  }
+  if (chips < 1 || left != 1) return std::nullopt;
+  return slice;
 }
 
 }  // namespace systolic

@@ -60,4 +60,12 @@ class Topology {
   int chips_ = 1;
 };
 
+// The dims of a sub-grid of `chips` chips that tiles `dims` (each of its axes divides the
+// system's), or nullopt when none does, as a TPU pod is carved into slices. Per prime factor,
+// taking as much as each axis of `from` holds (gcd), from the last listed axis on, fails only
+// when no tiling over those axes exists; a 2x4 gives [1, 2], [1, 4] and [2, 4]. `from` empty:
+// every axis (last to first).
+std::optional<std::vector<int64_t>> tiling_slice(const std::vector<int64_t>& dims, int64_t chips,
+                                                 const std::vector<size_t>& from = {});
+
 }  // namespace systolic

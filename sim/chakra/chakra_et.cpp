@@ -27,6 +27,12 @@ pb::CollectiveCommType comm_type(CollectiveKind kind) {
       return pb::ALL_REDUCE;
     case CollectiveKind::all_to_all:
       return pb::ALL_TO_ALL;
+    case CollectiveKind::permute:
+      // A pipeline's stage-to-stage sends: Chakra has no collective-permute, and its send/receive
+      // nodes need the peer of each message, which a layer-level node does not carry.
+      throw InputError(
+          "--chakra: a collective-permute (the stage boundaries of a --mesh pp pipeline) has no Chakra "
+          "collective type; export a run without pipeline parallelism");
   }
   return pb::ALL_REDUCE;  // unreachable: -Werror=switch names every kind
 }

@@ -44,9 +44,10 @@ Command add_compile_command(CLI::App& app) {
       throw InputError(fmt::format("compile: --chip {}: expected a chip of the system's {} (ici.dims = {})", opts->chip,
                                    chips, dims_text(config.ici.dims)));
     // One chip's program; a multi-chip system's chips are compiled alike, each for its place.
-    const auto workloads = config.ici.topology == IciTopologyKind::none
-                               ? std::vector<Workload>{load_workload(opts->workload, opts->shape)}
-                               : load_system_workloads(opts->workload, opts->shape, chips);
+    const auto workloads =
+        config.ici.topology == IciTopologyKind::none
+            ? std::vector<Workload>{load_workload(opts->workload, opts->shape)}
+            : load_system_workloads(opts->workload, opts->shape, config.ici.build_topology());
     const Program program = compile(config, workloads[static_cast<size_t>(opts->chip)], opts->chip, opts->budget);
     write_file_atomically(opts->output, write_trace(program, config, opts->chip));
     return 0;

@@ -67,6 +67,20 @@ void add_sharding_options(CLI::App* cmd, WorkloadOptions& shape) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ep", shape.ep, "Expert-parallel degree of a MoE transformer: 1 or the chip count (with --tp)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option(
+      "--mesh", shape.mesh,
+      "Parallelism mesh of a transformer on a multi-chip config, instead of --tp/--ep: e.g. dp=4,tp=8 "
+      "(tp x dp x pp = chips; ep folds over dp x tp; tp=8@xy keeps tp on torus axes x and y)");
+  cmd->add_option("--micro-batches", shape.micro_batches,
+                  "Micro-batches of a pipeline (--mesh pp > 1), GPipe style: the batch in this many pieces "
+                  "(default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}));
+  cmd->add_option_function<std::string>(
+         "--overlap", [&shape](const std::string& v) { shape.overlap = v == "on"; },
+         "Decompose tensor-parallel collectives and overlap them with their matmuls where the hardware "
+         "allows: "
+         "on (default) or off")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--routing", shape.routing,
                   "MoE token routing with --ep: " + transformer::kRoutingNames.choices(" or ") + " (Zipf), default " +
                       shape.routing)

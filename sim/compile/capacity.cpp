@@ -1,9 +1,12 @@
 #include "sim/compile/capacity.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/common/error.hpp"
@@ -15,6 +18,7 @@ namespace {
 
 constexpr double kGB = 1e9;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr int64_t kMaxChips = 65536;  // the largest degree --mesh takes
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -26,33 +30,83 @@ int weight_bits(const ChipConfig& config, const Workload& workload) {
   return 0;
 }
 
-// Tensor parallelism over N chips splits the weights and the KV cache N ways (the activations,
-// an upper bound, stay): the smallest N for which that fits, or 0 when even the activations
-// alone do not.
-uint64_t chips_to_fit(const compile_detail::HbmFootprint& f, uint64_t capacity, int64_t tp) {
+// Splitting one copy of the model over N chips (tensor and pipeline parallelism) splits the
+// weights and the KV cache N ways (the activations, an upper bound, stay): the smallest N for
+// which that fits, or 0 when even the activations alone do not. `shards`: the ways this
+// workload is already split.
+uint64_t chips_to_fit(const compile_detail::HbmFootprint& f, uint64_t capacity, int64_t shards) {
   if (f.activations >= capacity) return 0;
-  const double shared = static_cast<double>(f.weights + f.kv_cache) * static_cast<double>(tp);
+  const double shared = static_cast<double>(f.weights + f.kv_cache) * static_cast<double>(shards);
   return static_cast<uint64_t>(std::ceil(shared / static_cast<double>(capacity - f.activations)));
 }
 
-// --tp takes 1 or the system's chip count (sim/workload/transformer/shard.hpp): this config's chips
-// when that is enough, else a system of at least the chips it needs.
-std::string tp_hint(const ChipConfig& config, const compile_detail::HbmFootprint& f, int64_t tp) {
-  if (tp == 0) return {};  // not a transformer model
-  const uint64_t n = chips_to_fit(f, config.hbm.capacity_bytes, tp);
-  if (n <= static_cast<uint64_t>(tp)) return {};
-  const uint64_t chips = static_cast<uint64_t>(config.ici.chips());
-  if (chips > 1 && n <= chips && static_cast<uint64_t>(tp) < chips)
-    return fmt::format("shard it over this config's {} chips: --tp {} (the weights and KV cache split {} ways)",
-                       chips, chips, chips);
-  return fmt::format("shard it over {} or more chips: --tp {} on a system of that many (ici.topology, ici.dims; "
-                     "the weights and KV cache split {} ways)", n, n, n);
+// A split of one copy of the model over tp x pp chips (sim/workload/transformer/shard.cpp): tp
+// divides the model's heads, KV heads and FFN widths (Workload::tp_divides), pp its layers.
+struct Split {
+  int64_t tp = 1, pp = 1;
+  int64_t chips() const { return tp * pp; }
+};
+
+int64_t pp_of(const Workload& w) {
+  if (w.mesh)
+    for (const MeshAxisPlace& a : w.mesh->axes)
+      if (a.name == "pp") return a.degree;
+  return 1;
+}
+
+// The split over exactly `chips` chips with the most tensor parallelism (it also splits the
+// activations and needs no micro-batches), if the model has one.
+std::optional<Split> split_over(const Workload& w, int64_t chips) {
+  for (int64_t tp = std::min(chips, w.tp_divides); tp >= 1; --tp)
+    if (w.tp_divides % tp == 0 && chips % tp == 0 && w.pp_divides % (chips / tp) == 0)
+      return Split{tp, chips / tp};
+  return std::nullopt;
+}
+
+// The flags that run `s` on a system of `chips` (the chips past the split data-parallel): --tp
+// when it is tensor parallelism over all of them, else a --mesh.
+std::string split_flags(const Split& s, int64_t chips) {
+  if (s.pp == 1 && s.tp == chips) return fmt::format("--tp {}", chips);
+  std::vector<std::string> axes;
+  if (chips > s.chips()) axes.push_back(fmt::format("dp={}", chips / s.chips()));
+  if (s.pp > 1) axes.push_back(fmt::format("pp={}", s.pp));
+  if (s.tp > 1) axes.push_back(fmt::format("tp={}", s.tp));
+  return fmt::format("--mesh {}", fmt::join(axes, ","));
+}
+
+// This config's chips when enough of them fit it (as many as can hold one copy: a data-parallel
+// split of the batch may not exist), else a system of the fewest chips that can: a power of two
+// (TPU slices come in powers of two) when one has a split, else any count that has.
+std::string split_hint(const ChipConfig& config, const compile_detail::HbmFootprint& f, const Workload& w) {
+  if (w.tp == 0 || w.tp_divides == 0) return {};  // not a transformer model
+  const int64_t shards = w.tp * pp_of(w);
+  const auto n = static_cast<int64_t>(
+      std::min<uint64_t>(chips_to_fit(f, config.hbm.capacity_bytes, shards), kMaxChips + 1));
+  if (n <= shards) return {};
+  const int64_t chips = config.ici.chips();
+  for (int64_t k = chips; chips > 1 && k >= n; --k)
+    if (const std::optional<Split> s = split_over(w, k); s && chips % k == 0)
+      return fmt::format("shard it over this config's {} chips: {} (the weights and KV cache split {} ways)",
+                         chips, split_flags(*s, chips), k);
+  std::optional<Split> s;
+  for (int64_t k = 1; k <= kMaxChips && !s; k *= 2)
+    if (k >= n) s = split_over(w, k);
+  for (int64_t k = n; k <= std::min(kMaxChips, w.tp_divides * w.pp_divides) && !s; ++k) s = split_over(w, k);
+  if (!s) return {};
+  const std::string widest =
+      s->tp < s->chips()
+          ? fmt::format("; tp={} is the most that divides the model's heads, KV heads and FFN width", s->tp)
+          : "";
+  return fmt::format(
+      "shard it over {} or more chips: {} on a system of that many (ici.topology, ici.dims; the "
+      "weights and KV cache split {} ways{})",
+      s->chips(), split_flags(*s, s->chips()), s->chips(), widest);
 }
 
 std::vector<std::string> hints(const ChipConfig& config, const Workload& workload,
                                const compile_detail::HbmFootprint& f) {
   std::vector<std::string> out;
-  if (std::string tp = tp_hint(config, f, workload.tp); !tp.empty()) out.push_back(std::move(tp));
+  if (std::string split = split_hint(config, f, workload); !split.empty()) out.push_back(std::move(split));
   if (const int bits = weight_bits(config, workload); bits > 8 && f.weights > 0)
     out.push_back(fmt::format("int8 weights (weight_dtype: int8 or --weight-dtype int8; the weights would "
                               "take {:.2f} GB)",

@@ -6,7 +6,9 @@
 // directly (dimension-order routed), whatever the algorithm.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "sim/compile/detail.hpp"
 
@@ -21,6 +23,9 @@ struct CollectiveTarget {
   // Where the collective's buffers start in HBM (the same address on every chip: its input,
   // then a receive area as large).
   uint64_t hbm_base = 0;
+  // Permutes between programs whose layer tables differ (CollectiveWork::channel): each
+  // channel's receive semaphore, declared once per program, and the messages counted so far.
+  std::map<std::string, std::pair<int, uint64_t>>* channels = nullptr;
 };
 
 // HBM the collective's buffers take on each chip (input and receive area).
@@ -29,6 +34,11 @@ uint64_t collective_hbm_bytes(const CollectiveWork& c);
 // Appends the collective's layer entry and instructions; its first messages wait for `input`.
 // Returns what the entry after it waits for: every message this chip is to receive.
 // Throws InputError when the config has no interconnect.
-Producer emit_collective(CollectiveTarget& target, const CollectiveWork& c, const Producer& input);
+// `decomposed` (sim/compile/overlap.hpp): the collective runs as the single ring phase of its
+// algorithm, step by step beside its matmul: a reduce-scatter adds each of its own row blocks
+// when `input.chunks` says it is ready; an all-gather returns its blocks as they arrive (the
+// result's `chunks`: this chip's own block first, then one per step).
+Producer emit_collective(CollectiveTarget& target, const CollectiveWork& c, const Producer& input,
+                         bool decomposed = false);
 
 }  // namespace systolic::compile_detail

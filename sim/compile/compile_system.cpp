@@ -21,6 +21,7 @@
 #include "sim/compile/collective.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/compile/detail.hpp"
+#include "sim/compile/overlap.hpp"
 
 namespace systolic {
 namespace {
@@ -57,6 +58,10 @@ class OtherChips final : public compile_detail::CollectiveObserver {
   }
 
   void lowered(const LoweredCollective& c) override {
+    // A decomposed collective is woven into its matmul, and one over a mesh group or a pipeline
+    // channel depends on the chip's place beyond the lowering itself: those chips compile whole.
+    if (c.decomposed || !c.work.group.empty() || !c.work.channel.empty())
+      for (Chip& chip : chips_) chip.ok = false;
     const auto& vpu = c.program.streams[static_cast<size_t>(config_.mxu.count) + config_.dma.engine.engines];
     leader_adds_.push_back({c.vpu_before, vpu.instructions.size()});
     for (Chip& chip : chips_)
@@ -129,6 +134,14 @@ class OtherChips final : public compile_detail::CollectiveObserver {
   std::vector<std::pair<size_t, size_t>> leader_adds_;  // per collective: its VPU additions
 };
 
+// Which collectives the compiler decomposes on this chip (sim/compile/overlap.hpp): the other
+// chips of a leader's workload reuse its lowering only where their plans are the leader's.
+std::vector<bool> decomposed(const ChipConfig& config, const Workload& w, int chip) {
+  std::vector<bool> out;
+  for (const auto& plan : compile_detail::plan_overlap(config, w, chip)) out.push_back(plan.decomposed);
+  return out;
+}
+
 // The chip, of those before `i`, whose workload equals chip i's, or -1.
 int same_workload(const std::vector<Workload>& workloads, size_t i) {
   for (size_t j = 0; j < i; ++j)
@@ -172,8 +185,14 @@ std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::v
   for (size_t i = 0; i < workloads.size(); ++i) {
     if (leader[i] != static_cast<int>(i)) continue;
     std::vector<int> others;
+    const std::vector<bool> leader_plan = decomposed(config, workloads[i], static_cast<int>(i));
     for (size_t j = i + 1; j < workloads.size(); ++j)
-      if (leader[j] == static_cast<int>(i)) others.push_back(static_cast<int>(j));
+      if (leader[j] == static_cast<int>(i)) {
+        if (decomposed(config, workloads[j], static_cast<int>(j)) == leader_plan)
+          others.push_back(static_cast<int>(j));
+        else
+          leader[j] = static_cast<int>(j);  // its own leader: compiled whole below
+      }
     OtherChips fanout(config, workloads[i].collectives.empty() ? std::vector<int>{} : others);
     programs[i] = std::make_shared<const Program>(
         compile_detail::compile_checked(config, workloads[i], static_cast<int>(i), budget, &fanout));

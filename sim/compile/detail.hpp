@@ -48,11 +48,25 @@ struct Producer {
   uint64_t per_instance = 0;  // signals one of its instances gives
   int64_t instances = 0;
   std::vector<SemWait> also;  // further conditions on all of it (a collective's receipts)
+  // Rows that come in blocks (a decomposed collective, sim/compile/overlap.hpp): block j of
+  // chunks.size() nearly equal row blocks is ready once chunks[j] hold. Empty: all at once.
+  std::vector<std::vector<SemWait>> chunks;
   void add_wait(Instruction& instr, int64_t instance, int64_t of) const {
     instr.waits.insert(instr.waits.end(), also.begin(), also.end());
     if (sem < 0) return;
     const uint64_t upto = of == instances ? static_cast<uint64_t>(instance) + 1 : static_cast<uint64_t>(instances);
     if (base + upto * per_instance > 0) instr.waits.push_back({sem, base + upto * per_instance});
+  }
+  // Rows [first, end) of `rows` (a single instance): the blocks they fall in, when the rows
+  // come in blocks; else all of it.
+  void add_row_wait(Instruction& instr, int64_t rows, int64_t first, int64_t end) const {
+    if (chunks.empty()) return add_wait(instr, 0, instances);
+    instr.waits.insert(instr.waits.end(), also.begin(), also.end());
+    const int64_t n = static_cast<int64_t>(chunks.size());
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t lo = j * (rows / n) + std::min(j, rows % n), hi = lo + rows / n + (j < rows % n ? 1 : 0);
+      if (lo < end && hi > first) instr.waits.insert(instr.waits.end(), chunks[j].begin(), chunks[j].end());
+    }
   }
 };
 
@@ -117,6 +131,9 @@ struct LoweredCollective {
   const Program& program;  // with it emitted
   size_t layers_before = 0, semaphores_before = 0;
   size_t vpu_before = 0;  // the VPU stream's length before it (its additions follow)
+  // Cut into the matmul beside it (sim/compile/overlap.hpp): its additions are interleaved with
+  // that matmul's work, so it cannot be lowered again on its own for another chip.
+  bool decomposed = false;
 };
 class CollectiveObserver {
  public:

@@ -196,20 +196,22 @@ void TiledCompiler::gemm(size_t index) {
   const Tiling& t = plans_[index].tiling;
   const int layer = static_cast<int>(program_.layers.size());
   program_.layers.push_back(layer_info(config_, g));
-  const GemmTiles at{g, t, layer, widths_of(config_, g), hbm_.entries[index].a, hbm_.entries[index].c};
+  const GemmTiles at{
+      g, t, layer, widths_of(config_, g), hbm_.entries[index].a, hbm_.entries[index].c, feeds_reduce_[index]};
   // Its repeats are independent instances (heads, slots): one may load while another
   // computes; each needs its input from the entry before (`input_`).
-  const uint64_t stores_per_instance =
-      static_cast<uint64_t>((g.m + t.m - 1) / t.m) * static_cast<uint64_t>((g.n + t.n - 1) / t.n);
-  const Producer produced = producer(stores_done_, stores_per_instance, g.repeat);
+  const std::vector<RowBlock> blocks = row_blocks(g, plans_[index]);
+  const uint64_t stores_per_instance = blocks.size() * static_cast<uint64_t>((g.n + t.n - 1) / t.n);
+  Producer produced = producer(stores_done_, stores_per_instance, g.repeat);
   for (int64_t r = 0; r < g.repeat; ++r) {
     const uint64_t hbm_b = b_address(index, r);
     if (t.panel > 0) {
-      for (int64_t p0 = 0; p0 < g.n; p0 += t.panel) weight_panel(at, r, hbm_b, p0, std::min(t.panel, g.n - p0));
+      for (int64_t p0 = 0; p0 < g.n; p0 += t.panel)
+        weight_panel(at, r, hbm_b, p0, std::min(t.panel, g.n - p0), blocks, produced);
       continue;
     }
-    for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
-      const int64_t mt = std::min(t.m, g.m - m0);
+    for (const RowBlock& block : blocks) {
+      const int64_t m0 = block.m0, mt = block.rows;
       const ABlock a = load_a(at, r, m0, mt);
       for (int64_t n0 = 0; n0 < g.n; n0 += t.n) {
         const int64_t nt = std::min(t.n, g.n - n0);
@@ -227,6 +229,7 @@ void TiledCompiler::gemm(size_t index) {
         }
         store_tile(at, mt, nt, m0, n0, qc);
       }
+      if (block.last) block_stored(at, produced);
     }
   }
   input_ = produced;
@@ -243,7 +246,10 @@ TiledCompiler::ABlock TiledCompiler::load_a(const GemmTiles& at, int64_t r, int6
     const int64_t kt = std::min(at.t.k, at.g.k - k0);
     Instruction load = load_rows(at.layer, w, mt, kt, at.hbm_a + (m0 * K + k0) * w, K, a_.offset[a.copy] + k0 * mt * w);
     emit_.wait_all(load, a_.free[a.copy]);
-    input_.add_wait(load, r, at.g.repeat);
+    if (input_.chunks.empty())
+      input_.add_wait(load, r, at.g.repeat);
+    else
+      input_.add_row_wait(load, at.g.m, m0, m0 + mt);
     emit_.signal(load, a_.full[a.copy]);
     emit_.push(EngineKind::dma, act_dma(), std::move(load));
   }
@@ -310,7 +316,8 @@ void TiledCompiler::store_tile(const GemmTiles& at, int64_t mt, int64_t nt, int6
 // tile in the order the first activation block uses them (the MXUs start on the first tile);
 // then every activation block passes. Each weight DMA engine counts its own tiles (a per-copy,
 // per-engine semaphore), since two engines finish theirs in no set order.
-void TiledCompiler::weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn) {
+void TiledCompiler::weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn,
+                                 const std::vector<RowBlock>& blocks, Producer& produced) {
   const Gemm& g = at.g;
   const Tiling& t = at.t;
   const int qb = static_cast<int>(w_uses_++ % copies_);
@@ -329,8 +336,8 @@ void TiledCompiler::weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b,
       ready.push_back(dequantize(at, kt, nt, {full, emit_.emitted(full)}));
       offset += static_cast<uint64_t>(kt * nt * at.widths.buf);
     }
-  for (int64_t m0 = 0; m0 < g.m; m0 += t.m) {
-    const int64_t mt = std::min(t.m, g.m - m0);
+  for (const RowBlock& block : blocks) {
+    const int64_t m0 = block.m0, mt = block.rows;
     const bool last_m = m0 + mt >= g.m;
     const ABlock a = load_a(at, r, m0, mt);
     size_t tile = 0;
@@ -342,6 +349,7 @@ void TiledCompiler::weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b,
                  last_m ? b_.free[qb] : -1, n0 + nt >= p0 + pn);
       store_tile(at, mt, nt, m0, n0, qc);
     }
+    if (block.last && p0 + pn >= g.n) block_stored(at, produced);
   }
 }
 
@@ -350,18 +358,6 @@ int TiledCompiler::panel_full(int copy, int engine) {
   auto [it, added] = panel_full_.try_emplace({copy, engine}, -1);
   if (added) it->second = emit_.sem(fmt::format("wgt_{}_full_dma{}", copy ? "pong" : "ping", engine));
   return it->second;
-}
-
-// Collectives move HBM to HBM, through the area the layout keeps past the workload's tensors.
-void TiledCompiler::collective(const CollectiveWork& c) {
-  CollectiveTarget target{program_, config_, chip_, [&](const std::string& name) { return emit_.sem(name); },
-                          hbm_.collectives};
-  const size_t layers = program_.layers.size(), sems = program_.semaphores.size();
-  const size_t vpu = program_.streams[static_cast<size_t>(config_.mxu.count) + config_.dma.engine.engines]
-                         .instructions.size();
-  const Producer done = emit_collective(target, c, input_);
-  if (observer_) observer_->lowered({c, input_, done, hbm_.collectives, program_, layers, sems, vpu});
-  input_ = joins_.after(c, next_gemm_, input_, done);
 }
 
 }  // namespace systolic::compile_detail::tiled

@@ -17,6 +17,7 @@
 
 #include "sim/compile/collective.hpp"
 #include "sim/compile/detail.hpp"
+#include "sim/compile/overlap.hpp"
 
 namespace systolic::compile_detail::tiled {
 
@@ -75,11 +76,31 @@ struct EntryPlan {
   std::optional<AttentionTiling> fused;    // the scores GEMM of a fused attention chain
   const VectorWork* softmax = nullptr;     // ... and the softmax it absorbs
   bool fused_tail = false;                 // the context GEMM of a fused chain (emitted with it)
+  // > 0: the GEMM overlaps a decomposed collective (sim/compile/overlap.hpp), computed in this
+  // many row blocks in turn, none of its A blocks crossing from one into the next.
+  int64_t row_blocks = 0;
 };
 
 // `tile`: also choose the tiling of the GEMMs on their own (which throws for one that fits no
 // tiling); the HBM layout needs only which chains are fused.
 std::vector<EntryPlan> plan_entries(const ChipConfig& c, const Workload& w, bool tile);
+
+// The tiling of GEMM `g` (throws InputError when none fits), its activation blocks at most
+// `max_rows` rows when > 0.
+Tiling choose_tiling(const ChipConfig& c, const Gemm& g, int64_t max_rows = 0);
+
+// A GEMM computed in `blocks` row blocks beside a decomposed collective: blocks of at most
+// ceil(m / blocks) rows, the weights outer in one panel when they all fit a weight-buffer copy
+// (read once), else activations outer (re-read per block).
+void plan_row_blocks(const ChipConfig& c, const Gemm& g, int64_t blocks, EntryPlan& plan);
+
+// The row blocks [m0, m0 + rows) a GEMM's activations come in: t.m rows at a time, cut where
+// its row blocks (plan.row_blocks) end; `last` marks a block that ends one.
+struct RowBlock {
+  int64_t m0 = 0, rows = 0;
+  bool last = false;
+};
+std::vector<RowBlock> row_blocks(const Gemm& g, const EntryPlan& plan);
 
 // ---------------------------------------------------------------------------------------------
 // HBM layout. Two transient regions, each as large as the largest input or output of an entry,
@@ -124,6 +145,9 @@ class Emitter {
   }
   uint64_t emitted(int s) const { return emitted_[s]; }
   void push(EngineKind kind, int index, Instruction i) {
+    stream(kind, index).instructions.push_back(std::move(i));
+  }
+  Stream& stream(EngineKind kind, int index) {
     // Streams: the MXUs, the DMA engines, the VPU (the ICI engine's, which a collective adds,
     // comes after them all and is filled by compile_collective.cpp).
     const size_t mxus = static_cast<size_t>(config_.mxu.count), dmas = config_.dma.engine.engines;
@@ -134,7 +158,7 @@ class Emitter {
       case EngineKind::vpu: base = mxus + dmas; break;
       case EngineKind::ici: throw std::logic_error("compile: ICI instructions go through compile_collective");
     }
-    p_.streams[base + static_cast<size_t>(index)].instructions.push_back(std::move(i));
+    return p_.streams[base + static_cast<size_t>(index)];
   }
 
  private:
@@ -221,8 +245,8 @@ inline void add(Instruction& i, const std::vector<SemWait>& waits) {
   i.waits.insert(i.waits.end(), waits.begin(), waits.end());
 }
 
-// Lowers one chip's workload (tiled.cpp: the plan's GEMMs, vector work and collectives;
-// tiled_attention.cpp: the fused attention chains).
+// Lowers one chip's workload (tiled.cpp: the plan's GEMMs and vector work;
+// tiled_collective.cpp: the collectives; tiled_attention.cpp: the fused attention chains).
 class TiledCompiler {
  public:
   TiledCompiler(const ChipConfig& config, const Workload& workload, int chip,
@@ -235,7 +259,17 @@ class TiledCompiler {
         copies_(copies_of(config).count),
         dmas_(static_cast<int>(config.dma.engine.engines)),
         plans_(plan_entries(config, workload, true)),
-        hbm_(layout_hbm(config, workload, plans_)) {}
+        hbm_(layout_hbm(config, workload, plans_)),
+        overlap_(plan_overlap(config, workload, chip)),
+        feeds_reduce_(workload.gemms.size(), false) {
+    // The matmuls beside decomposed collectives, cut into row blocks.
+    for (size_t i = 0; i < overlap_.size(); ++i) {
+      if (!overlap_[i].decomposed) continue;
+      plan_row_blocks(config, workload.gemms[overlap_[i].gemm], overlap_[i].blocks, plans_[overlap_[i].gemm]);
+      if (workload.collectives[i].kind == CollectiveKind::reduce_scatter)
+        feeds_reduce_[overlap_[i].gemm] = true;
+    }
+  }
 
   Program run();
 
@@ -247,6 +281,7 @@ class TiledCompiler {
     int layer;
     Widths widths;
     uint64_t hbm_a, hbm_c;
+    bool feeds_reduce = false;  // a decomposed reduce-scatter adds its row blocks as they are stored
     uint64_t w() const { return static_cast<uint64_t>(widths.a); }  // A and C
   };
   struct ABlock {
@@ -283,7 +318,10 @@ class TiledCompiler {
   void multiply(const GemmTiles& at, const ABlock& a, int64_t mt, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
                 int qc, SemWait weights_ready, int release, bool last_n);
   void store_tile(const GemmTiles& at, int64_t mt, int64_t nt, int64_t m0, int64_t n0, int qc);
-  void weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn);
+  void weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn,
+                    const std::vector<RowBlock>& blocks, Producer& produced);
+  void block_stored(const GemmTiles& at, Producer& produced);
+  void interleave_adds(size_t from);
   int panel_full(int copy, int engine);
   void collective(const CollectiveWork& c);
 
@@ -324,6 +362,10 @@ class TiledCompiler {
   // both have as many instances).
   Producer input_;
   CollectiveJoins joins_;
+  std::vector<OverlapPlan> overlap_;  // per collective (sim/compile/overlap.hpp)
+  std::vector<bool> feeds_reduce_;    // per GEMM: before a decomposed reduce-scatter
+  std::vector<size_t> block_marks_;   // ... the VPU stream's length as each of its row blocks ends
+  std::map<std::string, std::pair<int, uint64_t>> channels_;  // permute channels (pipeline stages)
   size_t next_gemm_ = 0;  // the GEMM after the side work being emitted
 };
 

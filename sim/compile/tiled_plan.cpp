@@ -33,7 +33,9 @@ namespace {
 // load (which nothing can hide) is a small part of the layer.
 constexpr int64_t kMinWeightTiles = 16;
 
-Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
+}  // namespace
+
+Tiling choose_tiling(const ChipConfig& c, const Gemm& g, int64_t max_rows) {
   const Widths ww = widths_of(c, g);
   // R: the K rows of one fold (the array's rows times the products each PE packs along K).
   const int64_t a = ww.a, w = ww.buf, C = c.mxu.cols, P = c.mxu.count,
@@ -49,7 +51,7 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
                      g.k, a, g.k * a * copies, copies > 1 ? " (ping and pong)" : "",
                      c.sram.vmem.capacity_bytes));
   Tiling t;
-  t.m = std::min(g.m, vcap / (g.k * a));
+  t.m = std::min(max_rows > 0 ? std::min(g.m, max_rows) : g.m, vcap / (g.k * a));
   // Output columns: as many as the accumulators hold for the whole activation block, at least
   // one column fold per MXU, in whole groups of P folds so every MXU gets the same share.
   t.n = std::min(g.n, std::max(C * P, acap / (t.m * 4) / (C * P) * (C * P)));
@@ -81,6 +83,25 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g) {
   }
   return t;
 }
+
+void plan_row_blocks(const ChipConfig& c, const Gemm& g, int64_t blocks, EntryPlan& plan) {
+  plan.row_blocks = blocks;
+  plan.tiling = choose_tiling(c, g, ceil_div(g.m, blocks));
+  plan.tiling.panel = g.k * g.n * widths_of(c, g).buf <= copies_of(c).weights ? g.n : 0;
+}
+
+std::vector<RowBlock> row_blocks(const Gemm& g, const EntryPlan& plan) {
+  const int64_t parts = std::max<int64_t>(1, plan.row_blocks), step = plan.tiling.m;
+  std::vector<RowBlock> out;
+  for (int64_t j = 0; j < parts; ++j) {
+    const int64_t lo = j * (g.m / parts) + std::min(j, g.m % parts),
+                  hi = lo + g.m / parts + (j < g.m % parts ? 1 : 0);
+    for (int64_t m0 = lo; m0 < hi; m0 += step) out.push_back({m0, std::min(step, hi - m0), m0 + step >= hi});
+  }
+  return out;
+}
+
+namespace {
 
 // Ring slots per buffer copy: with two copies, up to four units of work in flight.
 constexpr int64_t kMaxSlotsPerCopy = 2;
@@ -194,6 +215,13 @@ HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<E
       e.a = l.entries[i - 1].a;
     }
     e.c = side * transient;
+    if (g.weights_of && *g.weights_of < i) {  // the same weights as an earlier entry, held once
+      const HbmLayout::Entry& same = l.entries[*g.weights_of];
+      e.b = same.b;
+      e.b_stride = same.b_stride;
+      e.b_group = same.b_group;
+      continue;
+    }
     if (i > 0 && g.b_from_previous && g.repeat == w.gemms[i - 1].repeat &&
         g.k * g.n <= w.gemms[i - 1].k * w.gemms[i - 1].n) {
       e.b = l.entries[i - 1].b;  // the same tensor (MLA's latent), held once

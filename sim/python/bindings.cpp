@@ -253,7 +253,8 @@ void bind_run(py::module_& m) {
          const std::string& phase, int64_t tp, int64_t ep, const std::string& routing, double skew,
          uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
          const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
-         const std::optional<std::string>& timeline, const std::optional<std::string>& vcd, bool every_chip) {
+         const std::optional<std::string>& timeline, const std::optional<std::string>& vcd,
+         const std::optional<std::string>& mesh, int64_t micro_batches, bool overlap, bool every_chip) {
         if (workload.has_value() == trace.has_value())
           throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
         RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
@@ -263,6 +264,9 @@ void bind_run(py::module_& m) {
         request.source.shape.routing = routing;
         request.source.shape.skew = skew;
         request.source.shape.routing_seed = routing_seed;
+        request.source.shape.mesh = mesh.value_or("");
+        request.source.shape.micro_batches = micro_batches;
+        request.source.shape.overlap = overlap;
         request.record.timeline = timeline.has_value();
         request.record.timeline_path = timeline.value_or("");
         request.record.vcd = vcd.value_or("");
@@ -274,12 +278,15 @@ void bind_run(py::module_& m) {
       py::arg("routing") = "uniform", py::arg("skew") = 1.0, py::arg("routing_seed") = 1,
       py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
       py::arg("kv_dtype") = py::none(), py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
+      py::arg("mesh") = py::none(), py::arg("micro_batches") = 1, py::arg("overlap") = true,
       py::arg("every_chip") = false,
       "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
-      "(ici.topology; a transformer sharded with tp= / ep=, MoE routing with routing= / skew= / "
-      "routing_seed=), as `systolic run` does with the same options; timeline= and vcd= write those "
-      "files; every_chip=True simulates every chip, not one per class of chips that evolve alike. The GIL is "
-      "released meanwhile. Raises InputError on bad input, with the message the CLI prints.");
+      "(ici.topology; a transformer sharded with tp= / ep= or a parallelism mesh= such as 'dp=4,tp=8' "
+      "with micro_batches= for a pipeline, MoE routing with routing= / skew= / routing_seed=, "
+      "overlap=False to keep every collective whole), as `systolic run` does with the same options; "
+      "timeline= and vcd= write those files; every_chip=True simulates every chip, not one per class of "
+      "chips that evolve alike. The GIL is released meanwhile. Raises InputError on bad input, with the "
+      "message the CLI prints.");
 }
 
 // The serving flags of `systolic pack` (--scheduler ... --decode-chips), from pack()'s keywords

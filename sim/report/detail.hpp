@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,5 +55,13 @@ ChipReport make_chip_report(const ChipConfig& config, const Workload& workload, 
 
 // The terminal summary of a one-chip run: its per-layer table and totals.
 std::string format_chip_summary(const nlohmann::ordered_json& report);
+
+// report.json's `mesh` (chip 0's groups: torus axes, rings) and `pipeline` (each stage's bubble
+// and the GPipe closed form) sections, null without a mesh (or a pipeline); their summary lines
+// (sim/report/report_mesh.cpp).
+nlohmann::ordered_json mesh_json(const ChipConfig& config, const SharedWorkloads& workloads);
+nlohmann::ordered_json pipeline_json(const SharedWorkloads& workloads, const std::vector<SharedProgram>& programs,
+                                     const SystemResult& result);
+std::string format_mesh_summary(const nlohmann::ordered_json& report);
 
 }  // namespace systolic::report_detail

@@ -9,6 +9,7 @@
 #include <memory>
 #include <tuple>
 
+#include "sim/compile/overlap.hpp"
 #include "sim/config/config.hpp"
 #include "sim/report/cost.hpp"
 #include "sim/report/detail.hpp"
@@ -56,89 +57,112 @@ json system_json(const ChipConfig& config, size_t chips) {
           {"algorithm", config.ici.algorithm}};
 }
 
-// Per simulated chip, per layer of the programs: the span of the collective layers' instructions.
-std::vector<std::vector<Interval>> collective_spans(const Program& p0, const SystemResult& result) {
-  std::vector<std::vector<Interval>> spans;
-  for (const auto& chip : result.simulated) {
-    std::vector<Interval>& s = spans.emplace_back(p0.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
-    for (const auto& e : chip.engines)
-      for (const auto& r : e.records) {
-        const auto layer = static_cast<size_t>(r.layer);
-        if (r.layer < 0 || layer >= s.size() || p0.layers[layer].kind != LayerKind::collective) continue;
-        s[layer] = {std::min(s[layer].first, r.start), std::max(s[layer].second, r.end)};
-      }
-  }
-  return spans;
+// Per layer of a chip's program: the span of the collective layers' instructions.
+std::vector<Interval> collective_spans(const Program& p, const SimResult& chip) {
+  std::vector<Interval> s(p.layers.size(), Interval{std::numeric_limits<uint64_t>::max(), 0});
+  for (const auto& e : chip.engines)
+    for (const auto& r : e.records) {
+      const auto layer = static_cast<size_t>(r.layer);
+      if (r.layer < 0 || layer >= s.size() || p.layers[layer].kind != LayerKind::collective) continue;
+      s[layer] = {std::min(s[layer].first, r.start), std::max(s[layer].second, r.end)};
+    }
+  return s;
 }
 
 // One occurrence of a collective: its bytes, its time and exposed time on the slowest chip.
 struct Occurrence {
   uint64_t bytes = 0, cycles = 0, exposed = 0;
+  const CollectiveWork* work = nullptr;  // as the first chip that runs it has it
+  size_t chip = 0;
 };
-
-// Each chip's time is its simulated chip's (the chips of a class evolve alike).
-Occurrence occurrence(const std::vector<SharedProgram>& programs, const SystemResult& result,
-                      const std::vector<std::vector<Interval>>& spans,
-                      const std::vector<std::vector<Interval>>& busy, size_t layer) {
-  std::vector<Occurrence> of(spans.size());
-  for (size_t k = 0; k < spans.size(); ++k) {
-    const Interval span = spans[k][layer];
-    if (span.second <= span.first) continue;
-    of[k].cycles = span.second - span.first;
-    of[k].exposed = span.second - span.first - overlap(busy[k], span);
-  }
-  Occurrence o;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    const Occurrence& c = of[result.result_of[i]];
-    o.bytes = std::max(o.bytes, static_cast<uint64_t>(programs[i]->layers[layer].m));
-    o.cycles = std::max(o.cycles, c.cycles);
-    o.exposed = std::max(o.exposed, c.exposed);
-  }
-  return o;
-}
 
 struct CommSums {
   uint64_t cycles = 0, exposed = 0;
 };
 
-// Collectives: on each chip, from its first message or addition to its last; exposed is the
-// part of that span in which none of the chip's MXUs computed. The slowest chip is reported.
-// The occurrences of one collective (one per layer) merge into the row of its name, their
-// times summed; bytes are one occurrence's, on the chip that sends the most.
-json collectives_json(const ChipConfig& config, const Workload& w0,
-                      const std::vector<SharedProgram>& programs, const SystemResult& result,
-                      CommSums& comm) {
-  const Program& p0 = *programs.front();
-  const auto spans = collective_spans(p0, result);
-  std::vector<std::vector<Interval>> busy;
-  for (const auto& chip : result.simulated) busy.push_back(mxu_busy(chip));
+// Every occurrence of every collective, keyed by its name and how many of that name came
+// before it on the chip, in the order chip 0 meets them, then any that only later chips run (the
+// stages of a pipeline run different layers). Each chip's span is from its first message or
+// addition to its last; exposed is the part of it in which none of the chip's MXUs computed.
+std::vector<std::pair<std::string, Occurrence>> occurrences(const SharedWorkloads& workloads,
+                                                            const std::vector<SharedProgram>& programs,
+                                                            const SystemResult& result) {
+  std::vector<std::pair<std::string, Occurrence>> out;
+  std::map<std::pair<std::string, size_t>, size_t> index;
+  // Spans and busy time follow from a program and its simulated chip's records: chips of one
+  // class that share a program (compile_system) share them.
+  std::map<std::pair<const Program*, size_t>, std::pair<std::vector<Interval>, std::vector<Interval>>> of;
+  for (size_t i = 0; i < result.chip_count(); ++i) {
+    const Program& p = *programs[i];
+    auto [at, fresh] = of.try_emplace({&p, result.result_of[i]});
+    if (fresh) at->second = {collective_spans(p, result.chip(i)), mxu_busy(result.chip(i))};
+    const auto& [spans, busy] = at->second;
+    std::map<std::string, size_t> seen;
+    size_t ordinal = 0;
+    for (size_t layer = 0; layer < p.layers.size(); ++layer) {
+      if (p.layers[layer].kind != LayerKind::collective) continue;
+      const std::string& name = p.layers[layer].name;
+      const auto [it, added] = index.try_emplace({name, seen[name]++}, out.size());
+      if (added) out.push_back({name, {}});
+      Occurrence& o = out[it->second].second;
+      if (!o.work && ordinal < workloads[i]->collectives.size())
+        o = {0, 0, 0, &workloads[i]->collectives[ordinal], i};
+      ++ordinal;
+      o.bytes = std::max(o.bytes, static_cast<uint64_t>(p.layers[layer].m));
+      const Interval span = spans[layer];
+      if (span.second <= span.first) continue;
+      o.cycles = std::max(o.cycles, span.second - span.first);
+      o.exposed = std::max(o.exposed, span.second - span.first - overlap(busy, span));
+    }
+  }
+  return out;
+}
+
+// A collective the sharder asked to decompose: whether the compiler did, beside which matmul
+// (sim/compile/overlap.hpp), or why not.
+json overlap_json(const ChipConfig& config, const SharedWorkloads& workloads, const Occurrence& o) {
+  const Workload& w = *workloads[o.chip];
+  const auto plans = compile_detail::plan_overlap(config, w, static_cast<int>(o.chip));
+  const compile_detail::OverlapPlan& plan = plans[static_cast<size_t>(o.work - w.collectives.data())];
+  if (!plan.decomposed) return {{"decomposed", false}, {"reason", plan.why_not}};
+  return {{"decomposed", true}, {"steps", plan.blocks - 1}, {"matmul", w.gemms[plan.gemm].name}};
+}
+
+// Collectives: the occurrences of one collective (one per layer, per micro-batch) merge into
+// the row of its name, their times summed; bytes are one occurrence's, on the chip that sends
+// the most. A row the sharder asked to decompose says whether it was and how much was hidden.
+json collectives_json(const ChipConfig& config, const SharedWorkloads& workloads,
+                      const std::vector<SharedProgram>& programs, const SystemResult& result, CommSums& comm) {
   json collectives = json::array();
   std::map<std::string, size_t> row_of;
-  size_t ordinal = 0;
-  for (size_t layer = 0; layer < p0.layers.size(); ++layer) {
-    if (p0.layers[layer].kind != LayerKind::collective) continue;
-    const CollectiveWork* c = ordinal < w0.collectives.size() ? &w0.collectives[ordinal] : nullptr;
-    ++ordinal;
-    const Occurrence o = occurrence(programs, result, spans, busy, layer);
+  for (const auto& [name, o] : occurrences(workloads, programs, result)) {
     comm.cycles += o.cycles;
     comm.exposed += o.exposed;
-    const auto [it, added] = row_of.emplace(p0.layers[layer].name, collectives.size());
+    const auto [it, added] = row_of.emplace(name, collectives.size());
     if (!added) {
       json& row = collectives[it->second];
       row["occurrences"] = row["occurrences"].get<uint64_t>() + 1;
       row["bytes"] = std::max(row["bytes"].get<uint64_t>(), o.bytes);
       row["cycles"] = row["cycles"].get<uint64_t>() + o.cycles;
       row["exposed_cycles"] = row["exposed_cycles"].get<uint64_t>() + o.exposed;
+      if (row.contains("hidden_cycles"))
+        row["hidden_cycles"] = row["cycles"].get<uint64_t>() - row["exposed_cycles"].get<uint64_t>();
       continue;
     }
-    const bool direct = c && c->kind == CollectiveKind::all_to_all;  // each chip sends to each, no algorithm
-    collectives.push_back({{"name", p0.layers[layer].name},
+    const CollectiveWork* c = o.work;
+    // all-to-all: each chip sends to each, no algorithm; permute: to one neighbour.
+    const bool direct = c && (c->kind == CollectiveKind::all_to_all || c->kind == CollectiveKind::permute);
+    collectives.push_back({{"name", name},
                            {"kind", c ? std::string(kCollectiveKindNames.name(c->kind)) : "?"},
                            {"algorithm", direct ? "direct" : config.ici.algorithm},
                            {"occurrences", uint64_t{1}},
                            {"bytes", o.bytes},
                            {"cycles", o.cycles},
                            {"exposed_cycles", o.exposed}});
+    if (c && c->decompose != Decompose::none) {
+      collectives.back()["hidden_cycles"] = o.cycles - o.exposed;
+      collectives.back()["overlap"] = overlap_json(config, workloads, o);
+    }
   }
   return collectives;
 }
@@ -196,8 +220,7 @@ json simulation_json(const SystemResult& result) {
 
 }  // namespace
 
-nlohmann::ordered_json make_report(const ChipConfig& config,
-                                   const std::vector<std::shared_ptr<const Workload>>& workloads,
+nlohmann::ordered_json make_report(const ChipConfig& config, const SharedWorkloads& workloads,
                                    const std::vector<SharedProgram>& programs, const SystemResult& result,
                                    int64_t tokens) {
   json report;
@@ -211,7 +234,7 @@ nlohmann::ordered_json make_report(const ChipConfig& config,
   if (result.chip_count() > 1) report["simulation"] = simulation_json(result);
 
   CommSums comm;
-  json collectives = collectives_json(config, *workloads.front(), programs, result, comm);
+  json collectives = collectives_json(config, workloads, programs, result, comm);
   uint64_t link_bytes = 0;
   json links = links_json(result, link_bytes);
   json chips = json::array();
@@ -250,6 +273,10 @@ nlohmann::ordered_json make_report(const ChipConfig& config,
   report["power_w"] = power_json(report);
   report["efficiency"] = efficiency_json(config, report, tokens);
   report["collectives"] = std::move(collectives);
+  if (json mesh = report_detail::mesh_json(config, workloads); !mesh.is_null())
+    report["mesh"] = std::move(mesh);
+  if (json p = report_detail::pipeline_json(workloads, programs, result); !p.is_null())
+    report["pipeline"] = std::move(p);
   report["links"] = std::move(links);
   report["chips"] = std::move(chips);
   return report;
@@ -267,6 +294,7 @@ std::string format_system_summary(const nlohmann::ordered_json& r) {
                                 s["link_gbps"].get<double>(), s["algorithm"].get<std::string>(),
                                 r["workload"]["name"].get<std::string>());
   out += memory_timing_line(r["config"]);
+  out += report_detail::format_mesh_summary(r);
   out += fmt::format("{:<6} {:>14} {:>8} {:>16}\n", "chip", "cycles busy", "util", "ICI bytes sent");
   for (const auto& c : r["chips"]) {
     uint64_t mxu_busy = 0;
@@ -275,17 +303,31 @@ std::string format_system_summary(const nlohmann::ordered_json& r) {
     out += fmt::format("{:<6} {:>14} {:>7.1f}% {:>16}\n", c["chip"].get<size_t>(), mxu_busy,
                        100 * c["totals"]["utilization"].get<double>(), c["ici_bytes_sent"].get<uint64_t>());
   }
+  // Runs that asked to overlap collectives with their matmuls add what was hidden under compute
+  // and whether each was decomposed; the others keep the table as it was.
+  bool overlap = false;
+  for (const auto& c : r["collectives"]) overlap |= c.contains("overlap");
   if (!r["collectives"].empty()) {
-    out += fmt::format("{:<34} {:<15} {:<11} {:>12} {:>12} {:>12}\n", "collective", "kind", "algorithm", "bytes",
-                       "cycles", "exposed");
-    for (const auto& c : r["collectives"])
-      out += fmt::format("{:<34} {:<15} {:<11} {:>12} {:>12} {:>12}\n", c["name"].get<std::string>(),
-                         c["kind"].get<std::string>(), c["algorithm"].get<std::string>(), c["bytes"].get<int64_t>(),
-                         c["cycles"].get<uint64_t>(), c["exposed_cycles"].get<uint64_t>());
+    out += fmt::format("{:<34} {:<15} {:<11} {:>12} {:>12} {:>12}{}\n", "collective", "kind", "algorithm",
+                       "bytes", "cycles", "exposed",
+                       overlap ? fmt::format(" {:>12}  decomposed", "hidden") : "");
+    for (const auto& c : r["collectives"]) {
+      const uint64_t cycles = c["cycles"].get<uint64_t>(), exposed = c["exposed_cycles"].get<uint64_t>();
+      const std::string decomposed = !c.contains("overlap") ? "-"
+                                     : c["overlap"]["decomposed"].get<bool>()
+                                         ? fmt::format("{} steps", c["overlap"]["steps"].get<int64_t>())
+                                         : "no";
+      out += fmt::format("{:<34} {:<15} {:<11} {:>12} {:>12} {:>12}{}\n", c["name"].get<std::string>(),
+                         c["kind"].get<std::string>(), c["algorithm"].get<std::string>(),
+                         c["bytes"].get<int64_t>(), cycles, exposed,
+                         overlap ? fmt::format(" {:>12}  {}", cycles - exposed, decomposed) : "");
+    }
   }
-  out += fmt::format("total {} cycles ({:.6g} s), utilization {:.1f}%, communication {} cycles of which {} exposed\n",
-                     t["cycles"].get<uint64_t>(), t["seconds"].get<double>(), 100 * t["utilization"].get<double>(),
-                     t["comm_cycles"].get<uint64_t>(), t["exposed_comm_cycles"].get<uint64_t>());
+  out += fmt::format(
+      "total {} cycles ({:.6g} s), utilization {:.1f}%, communication {} cycles of which {} exposed{}\n",
+      t["cycles"].get<uint64_t>(), t["seconds"].get<double>(), 100 * t["utilization"].get<double>(),
+      t["comm_cycles"].get<uint64_t>(), t["exposed_comm_cycles"].get<uint64_t>(),
+      overlap ? fmt::format(", {} hidden", t["overlapped_comm_cycles"].get<uint64_t>()) : "");
   return out;
 }
 

@@ -86,7 +86,7 @@ void run_system(const RunRequest& request, RunResult& out) {
     throw InputError(request.command +
                      ": --vcd records one chip's PE grid; use a single-chip config (ici.topology: none)");
   std::vector<Workload> workloads =
-      load_system_workloads(source.workload, source.shape, static_cast<int>(config.ici.chips()));
+      load_system_workloads(source.workload, source.shape, config.ici.build_topology());
   out.programs = compile_system(config, workloads, request.budget);
   out.workloads = shared(std::move(workloads));
   uint64_t pe_cycles = 0, ici_chunks = 0;  // over all chips, saturating

@@ -21,24 +21,11 @@
 namespace systolic {
 namespace {
 
-// The dims of a slice of `tp` chips that tiles `dims` (each of its axes divides the system's),
-// or nothing when none does. Per prime factor, taking as much of tp as each axis holds from the
-// last axis on (gcd) fails only when no tiling exists; a 2x4 gives [1, 2], [1, 4] and [2, 4].
-std::optional<std::vector<int64_t>> slice_dims(const std::vector<int64_t>& dims, int64_t tp) {
-  std::vector<int64_t> slice(dims.size(), 1);
-  int64_t left = tp;
-  for (size_t i = dims.size(); i-- > 0;) {
-    slice[i] = std::gcd(left, dims[i]);
-    left /= slice[i];
-  }
-  if (left != 1) return std::nullopt;
-  return slice;
-}
-
 // A replica is tp chips of `config`: one chip (tp 1, its ici removed), the whole system (tp =
 // its chip count), or a slice of it between the two, as a TPU pod is carved into slices: the
-// same topology kind on dims that tile the system's (slice_dims). A slice axis shorter than
-// the system's has no wraparound link (the chips at its ends are not neighbours), so a slice
+// same topology kind on dims that tile the system's (tiling_slice, models/ici/topology.hpp; the
+// parallelism meshes of sim/workload/transformer/shard_mesh.cpp carve groups the same way). A slice axis
+// shorter than the system's has no wraparound link (the chips at its ends are not neighbours), so a slice
 // keeps ici.wraparound only when every axis it spans is whole.
 ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
   const int64_t chips = config.ici.chips();
@@ -47,11 +34,11 @@ ChipConfig replica_config(const ChipConfig& config, int64_t tp) {
         fmt::format("--tp {}: {} is a single chip (ici.topology: none): expected --tp 1 (a replica "
                     "of several chips needs a multi-chip config)",
                     tp, config.source));
-  const auto slice = tp >= 1 && tp <= chips ? slice_dims(config.ici.dims, tp) : std::nullopt;
+  const auto slice = tp >= 1 && tp <= chips ? tiling_slice(config.ici.dims, tp) : std::nullopt;
   if (!slice) {
     std::vector<int64_t> degrees;
     for (int64_t d = 1; d <= chips; ++d)
-      if (slice_dims(config.ici.dims, d)) degrees.push_back(d);
+      if (tiling_slice(config.ici.dims, d)) degrees.push_back(d);
     throw InputError(
         fmt::format("--tp {}: expected a number of chips whose slice tiles the {} chips of {} ({}): one of {}",
                     tp, chips, config.source, dims_text(config.ici.dims), fmt::join(degrees, ", ")));

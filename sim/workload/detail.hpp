@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "models/ici/topology.hpp"
 #include "sim/common/input_text.hpp"
 #include "sim/workload/workload.hpp"
 
@@ -27,7 +28,8 @@ Workload load_gemm_yaml(const std::string& path);
 // A YAML file whose top level has `d_model`: a transformer model (workload_model.cpp).
 bool is_model_file(const std::string& path);
 Workload load_model_workload(const std::string& path, const WorkloadOptions& options);
-std::vector<Workload> load_model_workloads(const std::string& path, const WorkloadOptions& options, int chips);
+std::vector<Workload> load_model_workloads(const std::string& path, const WorkloadOptions& options,
+                                           const Topology& system);
 Workload load_scalesim_csv(const std::string& path);
 
 }  // namespace systolic::workload_detail

@@ -26,7 +26,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys{"name", "gemms"};
 const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "a_dtype", "b_dtype", "repeat"};
-const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype"};
+const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype", "decompose"};
 const std::vector<std::string> kVectorKeys{"name", "vector", "rows", "cols", "dtype", "repeat"};
 
 class Reader {
@@ -168,7 +168,8 @@ class Reader {
     }
   }
 
-  // {name, collective: all_reduce, bytes: 64 MiB, dtype?}: communication between the chips.
+  // {name, collective: all_reduce, bytes: 64 MiB, dtype?, decompose?}: communication between
+  // the chips; decompose: overlap it with the GEMM next to it (sim/compile/overlap.hpp).
   CollectiveWork read_collective(const YAML::Node& g) {
     const int64_t line = yaml_line(g, gemms_line_);
     CollectiveWork out;
@@ -181,6 +182,8 @@ class Reader {
         out.kind = name_value(v, kline, "collective", kCollectiveKindNames);
       } else if (key == "bytes") {
         out.bytes = bytes_value(v, kline);
+      } else if (key == "decompose") {
+        out.decompose = name_value(v, kline, "decompose", kDecomposeNames);
       } else {  // dtype
         out.dtype = dtype_value(v, kline);
         if (!dtype_on_mxu(out.dtype))

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/common/registry.hpp"
+#include "models/ici/topology.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic {
@@ -21,10 +22,10 @@ class WorkloadReader {
   // Throws InputError naming the file (and line) for anything it cannot read, or an option
   // that does not apply to its format.
   virtual Workload read(const std::string& path, const WorkloadOptions& options) const = 0;
-  // One workload per chip of a `chips`-chip system: by default this one on every chip
-  // (sharding options do not apply).
+  // One workload per chip of `system`: by default this one on every chip (sharding options do
+  // not apply).
   virtual std::vector<Workload> read_system(const std::string& path, const WorkloadOptions& options,
-                                            int chips) const;
+                                            const Topology& system) const;
 };
 
 using WorkloadReaderRegistry = Registry<WorkloadReader>;

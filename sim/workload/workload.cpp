@@ -35,17 +35,17 @@ std::string file_stem(const std::string& path) {
 
 // The comparisons name every field; a field added changes the size on x86-64 (libstdc++) and
 // these fire there, so it joins its operator==.
-static_assert(sizeof(void*) != 8 || sizeof(Gemm) == 152, "Gemm changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Gemm) == 168, "Gemm changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(VectorWork) == 120, "VectorWork changed: update operator==");
-static_assert(sizeof(void*) != 8 || sizeof(CollectiveWork) == 152,
+static_assert(sizeof(void*) != 8 || sizeof(CollectiveWork) == 256,
               "CollectiveWork changed: update operator==");
-static_assert(sizeof(void*) != 8 || sizeof(Workload) == 144, "Workload changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Workload) == 232, "Workload changed: update operator==");
 
 bool Gemm::operator==(const Gemm& o) const {
   return name == o.name && m == o.m && k == o.k && n == o.n && dtype == o.dtype && repeat == o.repeat &&
          source == o.source && kind == o.kind && b_from_previous == o.b_from_previous &&
          useful_rows == o.useful_rows && b_group == o.b_group && a_dtype == o.a_dtype &&
-         b_dtype == o.b_dtype && fp8_scale == o.fp8_scale;
+         b_dtype == o.b_dtype && fp8_scale == o.fp8_scale && weights_of == o.weights_of;
 }
 
 bool VectorWork::operator==(const VectorWork& o) const {
@@ -55,13 +55,16 @@ bool VectorWork::operator==(const VectorWork& o) const {
 
 bool CollectiveWork::operator==(const CollectiveWork& o) const {
   return name == o.name && kind == o.kind && bytes == o.bytes && dtype == o.dtype &&
-         send_bytes == o.send_bytes && repeat == o.repeat && after_gemms == o.after_gemms &&
-         after_vectors == o.after_vectors && joined_by_gemm == o.joined_by_gemm && source == o.source;
+         send_bytes == o.send_bytes && group == o.group && sends == o.sends && receives == o.receives &&
+         line == o.line && channel == o.channel && decompose == o.decompose && repeat == o.repeat &&
+         after_gemms == o.after_gemms && after_vectors == o.after_vectors && joined_by_gemm == o.joined_by_gemm &&
+         source == o.source;
 }
 
 bool Workload::operator==(const Workload& o) const {
   return name == o.name && path == o.path && gemms == o.gemms && vectors == o.vectors &&
-         collectives == o.collectives && tp == o.tp;
+         collectives == o.collectives && tp == o.tp && mesh == o.mesh && tp_divides == o.tp_divides &&
+         pp_divides == o.pp_divides;
 }
 
 namespace {
@@ -90,18 +93,38 @@ std::string workload_formats() {
 }
 
 std::vector<Workload> WorkloadReader::read_system(const std::string& path, const WorkloadOptions& options,
-                                                  int chips) const {
+                                                  const Topology& system) const {
+  if (!options.mesh.empty())
+    workload_detail::fail(path, 0,
+                          "--mesh shards transformer model files (with d_model), not GEMM lists or CSVs");
   if (options.tp != 1 || options.ep != 1)
     workload_detail::fail(path, 0, "--tp and --ep shard transformer model files (with d_model), not GEMM lists or CSVs");
-  return std::vector<Workload>(static_cast<size_t>(chips), read(path, options));
+  return std::vector<Workload>(static_cast<size_t>(system.chips()), read(path, options));
 }
 
+namespace {
+// --overlap off: every collective runs whole, whatever its entry or the sharder asked.
+Workload& without_overlap(Workload& w, const WorkloadOptions& options) {
+  if (!options.overlap)
+    for (CollectiveWork& c : w.collectives) c.decompose = Decompose::none;
+  return w;
+}
+}  // namespace
+
 Workload load_workload(const std::string& path, const WorkloadOptions& options) {
-  return reader_of(path).read(path, options);
+  Workload w = reader_of(path).read(path, options);
+  return without_overlap(w, options);
+}
+
+std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options,
+                                            const Topology& system) {
+  std::vector<Workload> out = reader_of(path).read_system(path, options, system);
+  for (Workload& w : out) without_overlap(w, options);
+  return out;
 }
 
 std::vector<Workload> load_system_workloads(const std::string& path, const WorkloadOptions& options, int chips) {
-  return reader_of(path).read_system(path, options, chips);
+  return load_system_workloads(path, options, Topology({chips}));
 }
 
 }  // namespace systolic

@@ -35,7 +35,7 @@ def test_llama2_70b_decode_64x4096_on_v4i_is_refused(systolic_bin, tmp_path, mod
     assert "workload 'llama2-70b@decode-64x4096' needs 223.33 GB" in err
     assert "weights 137.43 GB, KV cache 85.90 GB" in err
     assert "hbm.capacity_bytes = 8589934592 B (8 GiB)" in err
-    assert "--tp 27" in err and "int8 weights" in err and '--set "hbm.capacity_bytes=208 GiB"' in err
+    assert "--mesh pp=4,tp=8" in err and "int8 weights" in err and '--set "hbm.capacity_bytes=208 GiB"' in err
     assert "fewer decode slots" not in err  # the weights alone do not fit: no bucket would
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.json").exists()
     # compile refuses it before writing the trace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/common/error.hpp"
+#include "models/ici/topology.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/compile/detail.hpp"
@@ -70,17 +71,22 @@ TEST_CASE("a workload that fills the HBM exactly compiles and one byte less is r
 TEST_CASE("Llama-2-70B decode 64x4096 on TPU v4i: the bytes split and what would fit", "[capacity]") {
   // Weights: 68.71 G parameters without the embedding table, 2 B each. KV: 2 x 80 layers x 8
   // KV heads x 128 x (64 x 4096) tokens x 2 B = 85.90 GB. Sharding the 223.3 GB over N chips
-  // of 8 GiB (less the activations) needs N >= 223.33 / 8.58 -> 27.
+  // of 8 GiB (less the activations) needs N >= 223.33 / 8.58 -> 27. TP may be 8 at most (8 KV
+  // heads): the fewest chips a power of two with a split is 32, tp=8 x pp=4 (80 layers / 4).
   const Workload w = load_workload(kRepo + "/traces/models/llama2-70b.yaml", {"64x4096", "decode"});
   CHECK(compile_detail::hbm_footprint(preset("tpu-v4i"), w).kv_cache == 2ull * 80 * 8 * 128 * 64 * 4096 * 2);
   for (const char* ideal : {"memory.ideal=true", "memory.ideal=false"})
-    CHECK_THROWS_WITH(compile(preset("tpu-v4i", {ideal}), w),
-                      Contains("llama2-70b.yaml: workload 'llama2-70b@decode-64x4096' needs 223.33 GB") &&
-                          Contains("(weights 137.43 GB, KV cache 85.90 GB, activations 0.01 GB)") &&
-                          Contains("hbm.capacity_bytes = 8589934592 B (8 GiB)") && Contains("shard it over 27 or more chips: --tp 27") &&
-                          Contains("int8 weights (weight_dtype: int8 or --weight-dtype int8; the weights would take 68.71 GB)") &&
-                          !Contains("fewer decode slots") &&  // the weights alone do not fit
-                          Contains("--set \"hbm.capacity_bytes=208 GiB\""));
+    CHECK_THROWS_WITH(
+        compile(preset("tpu-v4i", {ideal}), w),
+        Contains("llama2-70b.yaml: workload 'llama2-70b@decode-64x4096' needs 223.33 GB") &&
+            Contains("(weights 137.43 GB, KV cache 85.90 GB, activations 0.01 GB)") &&
+            Contains("hbm.capacity_bytes = 8589934592 B (8 GiB)") &&
+            Contains("shard it over 32 or more chips: --mesh pp=4,tp=8 on a system of that many") &&
+            Contains("tp=8 is the most that divides the model's heads, KV heads and FFN width") &&
+            Contains("int8 weights (weight_dtype: int8 or --weight-dtype int8; the weights would take 68.71 "
+                     "GB)") &&
+            !Contains("fewer decode slots") &&  // the weights alone do not fit
+            Contains("--set \"hbm.capacity_bytes=208 GiB\""));
 }
 
 TEST_CASE("each chip's share is checked after sharding and the hint names this config's chips", "[capacity]") {
@@ -96,6 +102,45 @@ TEST_CASE("each chip's share is checked after sharding and the hint names this c
   const std::vector<Workload> shares = load_system_workloads(model, options, 8);
   CHECK(shares[3].tp == 8);
   CHECK_NOTHROW(compile_system(cfg, shares));
+}
+
+TEST_CASE("the hinted split is one the sharder takes and it fits", "[capacity]") {
+  const std::string model = kRepo + "/traces/models/gpt2.yaml";
+  SECTION("this config's chips: gpt2's 12 heads leave tp=4 x pp=2 on 8") {
+    // Capacity for a sixth of the weights: 6 or 7 chips' worth, so all 8 of tpu-v5e-8. --tp 8
+    // does not divide the 12 heads, and 12 layers take pp=2.
+    const Workload w = load_workload(model, {"1x128", "prefill"});
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(preset("tpu-v5e-8"), w);
+    const std::string capacity =
+        "hbm.capacity_bytes=" + std::to_string(f.activations + (f.weights + f.kv_cache) / 6);
+    const ChipConfig cfg = preset("tpu-v5e-8", {capacity});
+    CHECK_THROWS_WITH(require_hbm_fits(cfg, w),
+                      Contains("shard it over this config's 8 chips: --mesh pp=2,tp=4 "
+                               "(the weights and KV cache split 8 ways)"));
+    WorkloadOptions options{"1x128", "prefill"};
+    options.mesh = "pp=2,tp=4";
+    for (const Workload& share :
+         load_system_workloads(model, options, Topology({2, 4}, Topology::Wrap::mesh)))
+      CHECK_NOTHROW(require_hbm_fits(cfg, share));
+  }
+  SECTION("a larger system: Llama-2-70B's split over 32 chips fits each of them") {
+    WorkloadOptions options{"64x4096", "decode"};
+    options.mesh = "pp=4,tp=8";
+    const ChipConfig cfg = preset("tpu-v4i");
+    const std::vector<Workload> shares = load_system_workloads(
+        kRepo + "/traces/models/llama2-70b.yaml", options, Topology({4, 8}, Topology::Wrap::torus));
+    for (const size_t chip : {size_t{0}, shares.size() - 1})
+      CHECK_NOTHROW(require_hbm_fits(cfg, shares[chip]));
+  }
+  SECTION("one chip: a hinted --tp divides the heads") {
+    // gpt2 needing 5 chips: 8 (a power of two) as tp=4 x pp=2, never --tp 5 or --tp 8.
+    const Workload w = load_workload(model, {"1x128", "prefill"});
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(preset("tpu-v4i"), w);
+    const std::string capacity =
+        "hbm.capacity_bytes=" + std::to_string(f.activations + (f.weights + f.kv_cache) / 5);
+    CHECK_THROWS_WITH(require_hbm_fits(preset("tpu-v4i", {capacity}), w),
+                      Contains("shard it over 8 or more chips: --mesh pp=2,tp=4 on a system of that many"));
+  }
 }
 
 TEST_CASE("operands whose bytes overflow 64 bits are refused naming the layer", "[capacity]") {

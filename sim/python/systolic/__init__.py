@@ -175,15 +175,17 @@ def _bucket(bucket):
 
 def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, ep=1, routing="uniform",
         skew=1.0, routing_seed=1, weight_dtype=None, activation_dtype=None, kv_dtype=None, timeline=None,
-        vcd=None, every_chip=False):
+        vcd=None, mesh=None, micro_batches=1, overlap=True, every_chip=False):
     """Simulates `workload` (GEMM list YAML, SCALE-Sim CSV, or a transformer model YAML at
     bucket="BxS" or (B, S) and phase="prefill"|"decode") on `config` (a Config or a config path), or a
     compiled trace with trace=PATH (from `systolic compile` or Program.write). Equivalent to
     `systolic run -c CONFIG -w WORKLOAD [--bucket BxS --phase P]` / `-t TRACE`; the GIL is
     released while simulating. On a multi-chip config (ici.topology) every chip runs, a
     transformer sharded tp= / ep= ways (routing="uniform"|"skewed", skew= its Zipf exponent,
-    routing_seed= which experts are popular), as `--tp/--ep/--routing/--skew/--routing-seed`;
-    the report has one entry in `chips` per chip (docs/report.md). weight_dtype=,
+    routing_seed= which experts are popular), as `--tp/--ep/--routing/--skew/--routing-seed`, or
+    over a parallelism mesh="dp=4,tp=8" (micro_batches= for a pipeline, as `--mesh` and
+    `--micro-batches`; docs/interconnect.md); overlap=False keeps every collective whole, as
+    `--overlap off`; the report has one entry in `chips` per chip (docs/report.md). weight_dtype=,
     activation_dtype=, kv_dtype= override a transformer file's types, as `--weight-dtype` etc.
     (docs/precision.md). timeline=PATH and vcd=PATH write those files, as `--timeline` and
     `--vcd`. Chips that provably evolve alike are simulated once per class (report `simulation`);
@@ -192,7 +194,8 @@ def run(config, workload=None, trace=None, bucket=None, phase="prefill", tp=1, e
         return None if p is None else _os.fspath(p)
     return Result(_systolic.run(_as_config(config), path(workload), path(trace), _bucket(bucket), phase, int(tp), int(ep),
                                 routing, float(skew), int(routing_seed), weight_dtype, activation_dtype, kv_dtype,
-                                path(timeline), path(vcd), bool(every_chip)))
+                                path(timeline), path(vcd), mesh, int(micro_batches), bool(overlap),
+                                bool(every_chip)))
 
 
 def pack(config, model, requests, buckets, packer="first-fit-decreasing", window_ms=0.0,

@@ -86,6 +86,9 @@ WORKLOAD_KEYS = {
     "phase": (str, "prefill or decode"),
     "tp": (int, "a positive integer"),
     "ep": (int, "a positive integer"),
+    "mesh": (str, "a parallelism mesh, e.g. dp=4,tp=8"),
+    "micro_batches": (int, "a positive integer"),
+    "overlap": (bool, "true or false"),
     "routing": (str, "uniform or skewed"),
     "skew": (float, "a number"),
     "routing_seed": (int, "a non-negative integer"),
@@ -233,11 +236,12 @@ def _check_keys(keys, known, base_config, lines, *path, pack_spec=False):
 def _check_workload_value(key, value, lines, *path):
     kind, what = WORKLOAD_KEYS[key]
     ok = (isinstance(value, str) if kind is str else
+          isinstance(value, bool) if kind is bool else
           isinstance(value, int) and not isinstance(value, bool) if kind is int else
           isinstance(value, (int, float)) and not isinstance(value, bool))
     if ok and key == "phase":
         ok = value in ("prefill", "decode")
-    if ok and key in ("tp", "ep"):
+    if ok and key in ("tp", "ep", "micro_batches"):
         ok = value >= 1
     if not ok:
         raise lines.error(f"'{key}': expected {what}, got {value!r}", *path)

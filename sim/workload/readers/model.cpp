@@ -1,5 +1,5 @@
 // Transformer model YAML (a top-level `d_model`; sim/workload/transformer/model_reader.cpp): lowered for the
-// --bucket shape and --phase, sharded over the chips with --tp / --ep.
+// --bucket shape and --phase, sharded over the chips with --tp / --ep or a --mesh.
 #include "sim/workload/detail.hpp"
 #include "sim/workload/reader.hpp"
 
@@ -14,8 +14,8 @@ class ModelReader final : public WorkloadReader {
     return workload_detail::load_model_workload(path, options);
   }
   std::vector<Workload> read_system(const std::string& path, const WorkloadOptions& options,
-                                    int chips) const override {
-    return workload_detail::load_model_workloads(path, options, chips);
+                                    const Topology& system) const override {
+    return workload_detail::load_model_workloads(path, options, system);
   }
 };
 

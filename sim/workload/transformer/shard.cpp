@@ -8,16 +8,22 @@
 #include <random>
 
 #include "models/common/error.hpp"
+#include "sim/workload/transformer/shard_mesh.hpp"
 
 namespace systolic::transformer {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-void require_divides(const ModelSpec& m, const char* option, int64_t degree, const char* what, int64_t value) {
+// Tokens of one step of the lowering: B x S in prefill, B (one each) in decode.
+int64_t tokens(const Lowered& l) { return l.phase == Phase::prefill ? l.batch * l.length : l.batch; }
+
+// `flag`: the degree as given ("--tp 16", "--mesh tp=16").
+void require_divides(const ModelSpec& m, const std::string& flag, int64_t degree, const char* what,
+                     int64_t value) {
   if (value % degree != 0)
-    throw InputError(fmt::format("{}: {} {} does not divide {} = {} (expected a degree that divides it)",
-                                 m.name, option, degree, what, value));
+    throw InputError(fmt::format("{}: {} does not divide {} = {} (expected a degree that divides it)", m.name,
+                                 flag, what, value));
 }
 
 // `total` whole items split by `shares` (summing to 1): the floors, then one more to the
@@ -55,9 +61,42 @@ std::vector<double> expert_shares(int64_t experts, const ShardOptions& o) {
   return share;
 }
 
+std::vector<std::pair<const char*, int64_t>> tp_must_divide(const ModelSpec& m, bool expert_parallel) {
+  std::vector<std::pair<const char*, int64_t>> out{{"heads", m.heads}};
+  if (!m.mla) out.emplace_back("kv_heads", m.kv_heads);
+  if (!m.moe || m.moe->dense_layers > 0) out.emplace_back("d_ff", m.d_ff);
+  if (m.moe && !expert_parallel) out.emplace_back("moe.expert_ff", m.moe->expert_ff);
+  return out;
+}
+
+int64_t tp_divides(const ModelSpec& m, bool expert_parallel) {
+  int64_t g = 0;
+  for (const auto& [what, value] : tp_must_divide(m, expert_parallel)) g = std::gcd(g, value);
+  return g;
+}
+
 namespace {
 
+// What tensor parallelism over Y chips and expert parallelism over E must divide.
+void require_tp_ep(const ModelSpec& m, int64_t Y, int64_t E, const std::string& tp_flag,
+                   const std::string& ep_flag) {
+  if (Y > 1)
+    for (const auto& [what, value] : tp_must_divide(m, E > 1)) require_divides(m, tp_flag, Y, what, value);
+  if (E > 1) require_divides(m, ep_flag, E, "moe.experts", m.moe->experts);
+}
+
+// A mesh's degrees against the model (the layout checked them against the system).
+void check_mesh(const ModelSpec& m, const MeshSpec& mesh) {
+  const int64_t Y = mesh.of(MeshAxis::tp), E = mesh.ep, P = mesh.of(MeshAxis::pp);
+  if (E > 1 && !m.moe)
+    throw InputError(
+        fmt::format("--mesh '{}': ep={}: model '{}' has no experts (no moe section)", mesh.text, E, m.name));
+  require_tp_ep(m, Y, E, fmt::format("--mesh tp={}", Y), fmt::format("--mesh ep={}", E));
+  require_divides(m, fmt::format("--mesh pp={}", P), P, "layers", m.layers);
+}
+
 void check_degrees(const ModelSpec& m, const ShardOptions& o, int chips) {
+  if (o.mesh) return check_mesh(m, o.mesh->spec());
   const int64_t Y = o.tp, E = o.ep;
   if (Y != 1 && Y != chips)
     throw InputError(fmt::format("--tp {}: expected 1 or the system's chip count ({})", Y, chips));
@@ -68,13 +107,7 @@ void check_degrees(const ModelSpec& m, const ShardOptions& o, int chips) {
     throw InputError(fmt::format("--ep {} needs --tp {} as well: attention is tensor-parallel over the chips "
                                  "that hold the experts",
                                  E, chips));
-  if (Y > 1) {
-    require_divides(m, "--tp", Y, "heads", m.heads);
-    if (!m.mla) require_divides(m, "--tp", Y, "kv_heads", m.kv_heads);
-    if (!m.moe || m.moe->dense_layers > 0) require_divides(m, "--tp", Y, "d_ff", m.d_ff);
-    if (m.moe && E == 1) require_divides(m, "--tp", Y, "moe.expert_ff", m.moe->expert_ff);
-  }
-  if (E > 1) require_divides(m, "--ep", E, "moe.experts", m.moe->experts);
+  require_tp_ep(m, Y, E, fmt::format("--tp {}", Y), fmt::format("--ep {}", E));
 }
 
 // Expert parallelism on one chip: which experts it owns, how many tokens each gets, and how
@@ -86,10 +119,11 @@ struct ExpertPlan {
   int64_t local_received = 0;  // token-expert assignments this chip serves
 };
 
-ExpertPlan plan_experts(const ModelSpec& m, const ShardOptions& o, int chip, int64_t T, int64_t Tl, uint64_t w) {
+// `chip`: its rank among the E chips of its expert group.
+ExpertPlan plan_experts(const ModelSpec& m, const ShardOptions& o, int64_t E, int64_t chip, int64_t T,
+                        int64_t Tl, uint64_t w) {
   ExpertPlan p;
   const MoeSpec& e = *m.moe;
-  const int64_t E = o.ep;
   const auto share = expert_shares(e.experts, o);
   const int64_t per_chip = e.experts / E;
   std::vector<double> chip_share(static_cast<size_t>(E), 0.0);
@@ -122,18 +156,33 @@ bool is_routed_expert(OpRole role) {
 class Sharder {
  public:
   Sharder(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, ShardedLayers& out)
-      : m_(m), Y_(o.tp), E_(o.ep), w_(dtype_storage_bytes(l.precision.activations, 1)), out_(out) {
-    const int64_t T = l.phase == Phase::prefill ? l.batch * l.length : l.batch;
+      : m_(m),
+        Y_(o.mesh ? o.mesh->spec().of(MeshAxis::tp) : o.tp),
+        E_(o.mesh ? o.mesh->spec().ep : o.ep),
+        w_(dtype_storage_bytes(l.precision.activations, 1)),
+        overlap_(o.overlap),
+        out_(out) {
+    const int64_t T = tokens(l);
     Tl_ = ceil_div(T, Y_);
     act_bytes_ = static_cast<uint64_t>(T * m.d_model) * w_;
-    if (E_ > 1) experts_ = plan_experts(m, o, chip, T, Tl_, w_);
+    if (o.mesh) {
+      tp_group_ = o.mesh->group(MeshAxis::tp, chip);
+      if (E_ > 1) ep_group_ = o.mesh->expert_group(chip);
+    }
+    // Every chip of an expert group holds Tl tokens and routes them alike, whichever data-
+    // parallel replica they belong to: the group's experts serve E x Tl tokens (without a mesh
+    // the group is the tensor-parallel one, all T tokens).
+    if (E_ > 1)
+      experts_ =
+          plan_experts(m, o, E_, o.mesh ? o.mesh->expert_rank(chip) : chip, o.mesh ? E_ * Tl_ : T, Tl_, w_);
   }
 
   void shard_op(size_t i);
 
  private:
+  // `decompose`: the matmul beside it that reads or writes the rows it moves, when one does.
   void place(size_t before, CollectiveKind kind, uint64_t bytes, const std::string& name, int group,
-             std::vector<uint64_t> send = {}) {
+             Decompose decompose, std::vector<uint64_t> send = {}) {
     if (Y_ == 1 && kind != CollectiveKind::all_to_all) return;
     CollectiveWork c;
     c.name = name;
@@ -142,6 +191,8 @@ class Sharder {
     c.dtype = out_.lowered.precision.activations;
     c.send_bytes = std::move(send);
     c.source = out_.lowered.source;
+    c.group = kind == CollectiveKind::all_to_all ? ep_group_ : tp_group_;
+    if (overlap_) c.decompose = decompose;
     out_.collectives.push_back({before, std::move(c), group, std::nullopt});
   }
   // Megatron FFN: the input projections column-parallel, the output one row-parallel.
@@ -164,6 +215,8 @@ class Sharder {
   const ModelSpec& m_;
   int64_t Y_, E_;
   uint64_t w_;  // bytes per activation element
+  bool overlap_;
+  ChipGroup tp_group_, ep_group_;  // with a mesh; empty: every chip
   int64_t Tl_ = 0;  // tokens each chip holds between blocks
   uint64_t act_bytes_ = 0;  // the [T, d] activations
   ExpertPlan experts_;
@@ -188,7 +241,8 @@ void Sharder::shard_routed_expert(size_t i, const std::string& group_name) {
     std::get<VectorShape>(op.shape).rows = experts_.local_rows * experts_.local_active;
   }
   if (op.role == OpRole::expert_out)
-    place(i + 1, CollectiveKind::all_to_all, 0, group_name + ".combine", op.group, experts_.combine_bytes);
+    place(i + 1, CollectiveKind::all_to_all, 0, group_name + ".combine", op.group, Decompose::none,
+          experts_.combine_bytes);
 }
 
 // Dispatch as soon as the routing is known; the first routed-expert op waits for it, the
@@ -196,8 +250,9 @@ void Sharder::shard_routed_expert(size_t i, const std::string& group_name) {
 void Sharder::dispatch_after(size_t i) {
   const std::vector<TfOp>& ops = out_.lowered.ops;
   const int group = ops[i].group;
-  place(i + 1, CollectiveKind::all_to_all, 0, out_.lowered.groups[static_cast<size_t>(group)].name + ".dispatch",
-        group, experts_.dispatch_bytes);
+  place(i + 1, CollectiveKind::all_to_all, 0,
+        out_.lowered.groups[static_cast<size_t>(group)].name + ".dispatch", group, Decompose::none,
+        experts_.dispatch_bytes);
   for (size_t j = i + 1; j < ops.size() && ops[j].group == group; ++j)
     if (is_routed_expert(ops[j].role)) {
       out_.collectives.back().joined_by_op = j;
@@ -224,17 +279,20 @@ void Sharder::shard_op(size_t i) {
       return;
     case OpRole::attn_norm:
       vec->rows = Tl_;
-      place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group);
+      place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group,
+            Decompose::next_gemm);
       return;
     case OpRole::ffn_norm:  // with expert parallelism the router reads the chip's own tokens
       vec->rows = Tl_;
-      if (!ep_here) place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group);
+      if (!ep_here)
+        place(i + 1, CollectiveKind::all_gather, act_bytes_, tag + ".all_gather", op.group,
+              Decompose::next_gemm);
       return;
     case OpRole::final_norm: {
       const int64_t rows = vec->rows;
       vec->rows = ceil_div(rows, Y_);
-      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m_.d_model) * w_, tag + ".all_gather",
-            op.group);
+      place(i + 1, CollectiveKind::all_gather, static_cast<uint64_t>(rows * m_.d_model) * w_,
+            tag + ".all_gather", op.group, Decompose::next_gemm);
       return;
     }
     case OpRole::lm_head:
@@ -256,7 +314,8 @@ void Sharder::shard_op(size_t i) {
       return;
     case OpRole::out_proj:
       gemm->k /= Y_;
-      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group,
+            Decompose::previous_gemm);
       return;
     case OpRole::ffn_in:
     case OpRole::ffn_vector:
@@ -264,7 +323,8 @@ void Sharder::shard_op(size_t i) {
       return;
     case OpRole::ffn_out:
       tensor_parallel_ffn(op);
-      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group,
+            Decompose::previous_gemm);
       return;
     case OpRole::shared_in:
     case OpRole::shared_vector:
@@ -291,16 +351,35 @@ void Sharder::shard_op(size_t i) {
       return;
     case OpRole::moe_combine:
       if (ep_here) vec->rows = Tl_ * m_.moe->top_k;
-      else place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group);
+      else
+        place(i + 1, CollectiveKind::reduce_scatter, act_bytes_, tag + ".reduce_scatter", op.group,
+              Decompose::none);
       return;
   }
+}
+
+// The stage of a pipeline (pp > 1) `chip` runs: pp consecutive runs of layers/pp layers, the
+// embedding on the first, the head on the last; each chip passes on the Tl tokens it holds.
+PipelineStage pipeline_stage(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip) {
+  PipelineStage st;
+  const MeshLayout& mesh = *o.mesh;
+  st.stage = mesh.rank(MeshAxis::pp, chip);
+  st.stages = mesh.spec().of(MeshAxis::pp);
+  st.micro_batches = o.micro_batches;
+  st.first_layer = st.stage * m.layers / st.stages;
+  st.end_layer = (st.stage + 1) * m.layers / st.stages;
+  st.group = mesh.group(MeshAxis::pp, chip);
+  st.dtype = l.precision.activations;
+  const int64_t tokens_held = ceil_div(tokens(l), mesh.spec().of(MeshAxis::tp));
+  st.bytes = static_cast<uint64_t>(tokens_held * m.d_model) * dtype_storage_bytes(st.dtype, 1);
+  return st;
 }
 
 }  // namespace
 
 ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o, int chip, int chips) {
   check_degrees(m, o, chips);
-  ShardedLayers out{l, {}};
+  ShardedLayers out{l, {}, std::nullopt};
   Sharder sharder(l, m, o, chip, out);
   for (size_t i = 0; i < out.lowered.ops.size(); ++i) sharder.shard_op(i);
   for (auto& c : out.collectives)
@@ -309,6 +388,7 @@ ShardedLayers shard(const Lowered& l, const ModelSpec& m, const ShardOptions& o,
       for (uint64_t b : c.work.send_bytes) sum += b;
       c.work.bytes = sum;
     }
+  if (o.mesh && o.mesh->spec().of(MeshAxis::pp) > 1) out.stage = pipeline_stage(l, m, o, chip);
   return out;
 }
 
