@@ -45,6 +45,16 @@ SITES = {
         "guarded: compile's check_cycle_range, and check_matmul_cycle_range for a trace (budget.cpp)",
     ("models/common/names.hpp", "name_table"): "invariant: a name table out of enum order, found at start-up",
     ("models/common/registry.hpp", "registered twice"): "invariant: two implementations of one name, at start-up",
+    ("models/system/symmetry.cpp", "a link no message crosses has no image"):
+        "invariant: a symmetry is kept only when every message's link has an image (chip_classes checks it)",
+    ("models/system/system.cpp", "chip classes of another system"):
+        "invariant: simulate() builds the classes from the same programs it passes the system",
+    ("sim/compile/collective.cpp", "needs CollectiveTarget::channels"):
+        "invariant: the tiled compiler always passes its channel table; channels come only from --mesh pp",
+    ("sim/compile/collective.cpp", "is not in its group"):
+        "invariant: shard_mesh puts each chip in the groups of its own mesh place",
+    ("sim/compile/collective.cpp", "decomposed, but not a single ring"):
+        "invariant: plan_overlap decomposes only what its algorithm lowers as one ring phase",
     ("models/dma/dma_core.cpp", "config_.validate()"): CONFIG_VALIDATE,
     ("models/dma/dma_core.cpp", "throw std::invalid_argument(fmt::format("):
         "guarded: schema.cpp refuses dma.request_bytes that is not a multiple of the burst",
