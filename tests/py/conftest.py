@@ -3,6 +3,7 @@ import functools
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,3 +60,15 @@ def compiled_header(config, *args):
         run_cli("compile", "-c", config, "-w", REPO / "traces" / "gemms" / "example.yaml", *args, "-o", trace)
         lines = trace.read_text().splitlines()
     return tuple(lines[:next(i for i, line in enumerate(lines) if line.startswith("chip "))])
+
+
+def model_with(tmp_path, preset, **keys):
+    """A model file from traces/models with some top-level (or moe:) keys replaced, e.g.
+    fewer layers so the run stays short."""
+    text = (REPO / "traces" / "models" / preset).read_text()
+    for key, value in keys.items():
+        text, n = re.subn(rf"^(\s*{key}:\s*)\S+", rf"\g<1>{value}", text, flags=re.M)
+        assert n == 1, f"{key} not found once in {preset}"
+    path = tmp_path / preset
+    path.write_text(text)
+    return path

@@ -3,12 +3,10 @@
 once over groups the report names; a pipeline's bubble against GPipe's closed form;
 decomposed collectives hide under their matmuls while every link carries the same bytes;
 bad meshes exit 2 naming the flag, writing nothing."""
-import json
-import re
 
 import pytest
 
-from conftest import REPO, require_python_module, run_cli, run_report
+from conftest import REPO, model_with, require_python_module, run_cli, run_report
 
 V5E = REPO / "configs" / "tpu-v5e-8.yaml"
 MODELS = REPO / "traces" / "models"
@@ -17,15 +15,6 @@ RING4 = ["--set", "ici.topology=ring", "--set", "ici.dims=4", "--set", "ici.port
 # Llama-2-70B (traces/models/llama2-70b.yaml): d 8192, 64 heads of 128, 8 KV heads, FFN 28672.
 D, H, KV, HD, FF, VOCAB = 8192, 64, 8, 128, 28672, 32000
 
-
-def model_with(tmp_path, preset, **keys):
-    text = (MODELS / preset).read_text()
-    for key, value in keys.items():
-        text, n = re.subn(rf"^(\s*{key}:\s*)\S+", rf"\g<1>{value}", text, flags=re.M)
-        assert n == 1
-    path = tmp_path / preset
-    path.write_text(text)
-    return path
 
 
 def prefill_macs(layers, batch, seq):

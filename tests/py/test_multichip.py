@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import REPO, SYSTOLIC, require_python_module, run_cli, run_report
+from conftest import REPO, SYSTOLIC, model_with, require_python_module, run_cli, run_report
 
 V5E = REPO / "configs" / "tpu-v5e-8.yaml"
 MODELS = REPO / "traces" / "models"
@@ -29,17 +29,6 @@ def preset_with(tmp_path, name, **ici):
     path.write_text(text)
     return path, yaml.safe_load(text)
 
-
-def model_with(tmp_path, preset, **keys):
-    """A model file from traces/models with some top-level (or moe:) keys replaced, e.g.
-    fewer layers so the run stays short."""
-    text = (MODELS / preset).read_text()
-    for key, value in keys.items():
-        text, n = re.subn(rf"^(\s*{key}:\s*)\S+", rf"\g<1>{value}", text, flags=re.M)
-        assert n == 1, f"{key} not found once in {preset}"
-    path = tmp_path / preset
-    path.write_text(text)
-    return path
 
 
 def cycles_of(seconds, cfg):

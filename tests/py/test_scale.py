@@ -6,25 +6,14 @@ of smaller systems and the programs compile_system shares."""
 import json
 import re
 
-import pytest
 
-from conftest import REPO, require_python_module, run_cli
+from conftest import REPO, model_with, require_python_module, run_cli
 
 CONFIGS = REPO / "configs"
-MODELS = REPO / "traces" / "models"
 TINY_LM = REPO / "tests" / "py" / "data" / "tiny-lm.yaml"
 AR = "gemms:\n  - {name: up, m: 256, k: 1024, n: 512}\n  - {name: grads, collective: all_reduce, bytes: 8 MiB}\n" \
      "  - {name: down, m: 256, k: 512, n: 1024}\n"
 
-
-def model_with(tmp_path, preset, **keys):
-    text = (MODELS / preset).read_text()
-    for key, value in keys.items():
-        text, n = re.subn(rf"^(\s*{key}:\s*)\S+", rf"\g<1>{value}", text, flags=re.M)
-        assert n == 1, f"{key} not found once in {preset}"
-    path = tmp_path / preset
-    path.write_text(text)
-    return path
 
 
 def both_ways(tmp_path, name, args):
