@@ -9,6 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <optional>
 #include <mutex>
@@ -234,13 +236,32 @@ void bind_program(py::module_& m) {
 
 }
 
+// --timeline-window, --timeline-sample and --timeline-limit, checked as the CLI checks them.
+TimelineOptions timeline_options(const std::optional<std::string>& timeline,
+                                 const std::optional<std::string>& window, int64_t sample, double limit_mib) {
+  TimelineOptions o;
+  if ((window || sample != 1) && !timeline)
+    throw InputError("run: timeline_window= and timeline_sample= need timeline=");
+  if (window) o.window = parse_cycle_range(*window, "timeline_window");
+  if (sample < 1 || static_cast<uint64_t>(sample) > kMaxTimelineSample)
+    throw InputError(
+        fmt::format("run: timeline_sample={}: expected an integer in [1, {}]", sample, kMaxTimelineSample));
+  o.sample_every = static_cast<uint64_t>(sample);
+  if (!(limit_mib > 0))
+    throw InputError(fmt::format("run: timeline_limit_mib={}: expected a number > 0", limit_mib));
+  o.limit_bytes = static_cast<uint64_t>(limit_mib * (1 << 20));
+  return o;
+}
+
 // Runs the request with the GIL released; writes the timeline to `timeline_path` if given.
 ResultHandle run_released(const RunRequest& request, const std::optional<std::string>& timeline_path) {
   py::gil_scoped_release release;
   // SystemC's current context is process-wide: one run at a time per process.
   std::lock_guard<std::mutex> lock(sim_mutex());
   RunResult result = run(request);
-  if (timeline_path) write_timeline(*timeline_path, request.config, result.programs, result.result, {});
+  if (timeline_path)
+    write_timeline(*timeline_path, request.config, result.programs, result.result,
+                   request.record.timeline_options);
   return ResultHandle{std::move(result.report)};
 }
 
@@ -254,7 +275,9 @@ void bind_run(py::module_& m) {
          uint64_t routing_seed, const std::optional<std::string>& weight_dtype,
          const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype,
          const std::optional<std::string>& timeline, const std::optional<std::string>& vcd,
-         const std::optional<std::string>& mesh, int64_t micro_batches, bool overlap, bool every_chip) {
+         const std::optional<std::string>& mesh, int64_t micro_batches, bool overlap, bool every_chip,
+         const std::optional<std::string>& timeline_window, int64_t timeline_sample,
+         double timeline_limit_mib) {
         if (workload.has_value() == trace.has_value())
           throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
         RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
@@ -270,6 +293,8 @@ void bind_run(py::module_& m) {
         request.record.timeline = timeline.has_value();
         request.record.timeline_path = timeline.value_or("");
         request.record.vcd = vcd.value_or("");
+        request.record.timeline_options =
+            timeline_options(timeline, timeline_window, timeline_sample, timeline_limit_mib);
         request.every_chip = every_chip;
         return run_released(request, timeline);
       },
@@ -279,12 +304,15 @@ void bind_run(py::module_& m) {
       py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
       py::arg("kv_dtype") = py::none(), py::arg("timeline") = py::none(), py::arg("vcd") = py::none(),
       py::arg("mesh") = py::none(), py::arg("micro_batches") = 1, py::arg("overlap") = true,
-      py::arg("every_chip") = false,
+      py::arg("every_chip") = false, py::arg("timeline_window") = py::none(), py::arg("timeline_sample") = 1,
+      py::arg("timeline_limit_mib") = 1024.0,
       "Simulates a workload (or a compiled trace) on a chip, or on every chip of a multi-chip config "
       "(ici.topology; a transformer sharded with tp= / ep= or a parallelism mesh= such as 'dp=4,tp=8' "
       "with micro_batches= for a pipeline, MoE routing with routing= / skew= / routing_seed=, "
       "overlap=False to keep every collective whole), as `systolic run` does with the same options; "
-      "timeline= and vcd= write those files; every_chip=True simulates every chip, not one per class of "
+      "timeline= and vcd= write those files (timeline_window=, timeline_sample=, timeline_limit_mib= as "
+      "--timeline-window, --timeline-sample, --timeline-limit); every_chip=True simulates every chip, not "
+      "one per class of "
       "chips that evolve alike. The GIL is released meanwhile. Raises InputError on bad input, with the "
       "message the CLI prints.");
 }

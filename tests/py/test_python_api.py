@@ -207,6 +207,25 @@ def test_timeline_and_vcd_are_the_cli_s_files(tmp_path):
     assert py_vcd[py_vcd.index("$enddefinitions"):] == cli_vcd[cli_vcd.index("$enddefinitions"):]
 
 
+def test_timeline_window_sample_and_limit_are_the_cli_s(tmp_path):
+    # run(timeline_window=, timeline_sample=, timeline_limit_mib=) are --timeline-window,
+    # --timeline-sample and --timeline-limit: the same file, the same refusals.
+    systolic.run(V4I, GPT2, timeline=tmp_path / "py.json", timeline_window="20000:30000", timeline_sample=3)
+    cli("run", "-c", V4I, "-w", GPT2, "-o", tmp_path / "cli", "-q", "--timeline", tmp_path / "cli.json",
+        "--timeline-window", "20000:30000", "--timeline-sample", "3")
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    assert json.loads((tmp_path / "py.json").read_text())["otherData"]["sample_every"] == 3
+    for kwargs, message in [({"timeline_sample": 0}, "timeline_sample=0: expected an integer in"),
+                            ({"timeline_window": "5:3"}, "B must be greater than A"),
+                            ({"timeline_limit_mib": 0.1}, "more than --timeline-limit, 0.1 MiB"),
+                            ({"timeline_limit_mib": 0}, "timeline_limit_mib=0: expected a number > 0")]:
+        with pytest.raises(systolic.InputError, match=message):
+            systolic.run(V4I, GPT2, timeline=tmp_path / "bad.json", **kwargs)
+        assert not (tmp_path / "bad.json").exists()
+    with pytest.raises(systolic.InputError, match="need timeline="):
+        systolic.run(V4I, GPT2, timeline_sample=4)
+
+
 def test_transformer_model_at_a_bucket_equals_the_cli(tmp_path):
     model = REPO / "traces" / "models" / "bert-base.yaml"
     res = systolic.run(V4I, model, bucket="2x128")
