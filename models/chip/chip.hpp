@@ -39,8 +39,8 @@ class Chip : public sc_core::sc_module {
   std::vector<const Engine*> engines() const;
   const SemaphoreBank& semaphores() const { return semaphores_; }
   const HbmCore& hbm() const { return hbm_; }
-  // Per-channel HBM activity over time for timelines (HbmCore::record_channel_activity).
-  void record_hbm_channel_activity() { hbm_.record_channel_activity(); }
+  // HBM bandwidth and per-channel activity over time for timelines (HbmCore::record_activity).
+  void record_hbm_activity() { hbm_.record_activity(); }
   const std::vector<std::unique_ptr<Scratchpad>>& scratchpads() const { return scratchpads_; }
 
  private:

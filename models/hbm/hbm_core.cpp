@@ -70,19 +70,18 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    burst_.shift, interleave_.d - 1, pcs_.d - 1, banks_.d - 1, burst_.d - 1};
 }
 
-void HbmCore::record_channel_activity() {
+void HbmCore::record_activity() {
   stats_.channel_busy_per_window.assign(config_.channels, {});
   timing_.channel_windows = &stats_.channel_busy_per_window;
 }
 
-void HbmCore::count_channel_window(std::vector<std::vector<uint64_t>>& windows, uint32_t channel, uint64_t t,
+void HbmCore::count_channel_window(std::vector<WindowSeries>& windows, uint32_t channel, uint64_t t,
                                    uint64_t ps) {
-  std::vector<uint64_t>& w = windows[channel];
+  WindowSeries& w = windows[channel];
   while (ps > 0) {  // [t, t + ps) split at window boundaries
     const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
     const uint64_t part = std::min(ps, (window + 1) * HbmStats::kWindowPs - t);
-    if (window >= w.size()) w.resize(window + 1, 0);
-    w[window] += part;
+    w.add(window, part);
     t += part;
     ps -= part;
   }

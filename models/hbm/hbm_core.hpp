@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/hbm/hbm_config.hpp"
+#include "models/hbm/window_series.hpp"
 
 namespace systolic {
 
@@ -38,12 +39,13 @@ struct HbmStats {
   uint64_t refreshes = 0;      // per pseudo-channel, summed
   uint64_t last_completion_ps = 0;
   std::vector<uint64_t> channel_busy_ps;  // data-bus time, summed over the channel's pseudo-channels
-  // Bytes whose transfer completed in each window of kWindowPs (for bandwidth-over-time plots).
+  // Bytes whose transfer completed in each window of kWindowPs (bandwidth over time), when
+  // HbmCore::record_activity() asked for it (timelines); empty otherwise.
   static constexpr uint64_t kWindowPs = 1000000;  // 1000 core cycles
-  std::vector<uint64_t> bytes_per_window;
+  WindowSeries bytes_per_window;
   // Per channel, its data-bus time in each window (summed over its pseudo-channels), when
-  // HbmCore::record_channel_activity() asked for it (timelines); empty otherwise.
-  std::vector<std::vector<uint64_t>> channel_busy_per_window;
+  // HbmCore::record_activity() asked for it; empty otherwise.
+  std::vector<WindowSeries> channel_busy_per_window;
 
   auto fields() const {
     return std::tie(bytes_read, bytes_written, requests, chunks, row_hits, row_misses, row_conflicts,
@@ -74,9 +76,10 @@ class HbmCore {
   // zero bytes). Throws std::out_of_range past capacity_bytes.
   uint64_t access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps);
 
-  // Also records each channel's bus time per window (HbmStats::channel_busy_per_window). Call
-  // before the first access; off by default, so the booking loop pays one untaken branch.
-  void record_channel_activity();
+  // Also records the bytes and each channel's bus time per window (HbmStats::bytes_per_window,
+  // channel_busy_per_window). Call before the first access; off by default, so the booking
+  // loop pays one untaken branch.
+  void record_activity();
 
   HbmLocation locate(uint64_t addr) const;
   HbmTiming timing() const { return timing_mode_; }
@@ -140,7 +143,7 @@ class HbmCore {
     Bank* bank;  // pc * banks + bank
     const uint64_t* xfer_ps;  // by burst count
     uint64_t* channel_busy_ps;
-    std::vector<std::vector<uint64_t>>* channel_windows;  // null unless recording
+    std::vector<WindowSeries>* channel_windows;  // null unless recording
     // With piece_bytes_ != 0: shifts and masks of the interleave block, a round of blocks
     // (one per pseudo-channel), the page, the banks and the burst.
     uint32_t interleave_shift, round_shift, page_shift, banks_shift, burst_shift;
@@ -160,8 +163,8 @@ class HbmCore {
   // The booking of piece() with every division a shift (piece_bytes_ != 0), no window count.
   uint64_t book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
-  [[gnu::noinline]] static void count_channel_window(std::vector<std::vector<uint64_t>>& windows,
-                                                     uint32_t channel, uint64_t t, uint64_t ps);
+  [[gnu::noinline]] static void count_channel_window(std::vector<WindowSeries>& windows, uint32_t channel,
+                                                     uint64_t t, uint64_t ps);
   void add(const RowCounts& rows);
   void refresh(uint64_t pc, uint64_t now);
 
@@ -293,9 +296,9 @@ inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index
 }
 
 inline void HbmCore::count_window(uint64_t t, uint64_t bytes) {
+  if (!timing_.channel_windows) return;  // record_activity() was not called
   const size_t window = static_cast<size_t>(t / HbmStats::kWindowPs);
-  if (window >= stats_.bytes_per_window.size()) stats_.bytes_per_window.resize(window + 1, 0);
-  stats_.bytes_per_window[window] += bytes;
+  stats_.bytes_per_window.add(window, bytes);
 }
 
 // The mapping of piece() with every division a shift (pseudo_channel_of, locate).

@@ -248,16 +248,25 @@ void add_busy_engine_counters(const SimResult& result, std::vector<TimelineCount
   }
 }
 
-// HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles.
+// HBM bandwidth as the HBM model saw it: bytes completed per window of 1000 cycles, a point
+// where the value changes (a counter holds its value until the next point), so an idle
+// stretch is one point however long it lasts.
 void add_hbm_bandwidth_counter(const ChipConfig& config, const SimResult& result, std::vector<TimelineCounter>& all) {
-  const auto& windows = result.hbm.bytes_per_window;
-  if (windows.empty()) return;
+  const WindowSeries& series = result.hbm.bytes_per_window;
+  if (series.empty()) return;
   TimelineCounter c{"hbm bandwidth (GB/s)", {}};
   const uint64_t cycles = HbmStats::kWindowPs / kTicksPerCycle;
   const double seconds = static_cast<double>(cycles) / (config.clock_mhz * 1e6);
-  for (size_t i = 0; i < windows.size(); ++i)
-    c.points.emplace_back(i * cycles, static_cast<double>(windows[i]) / seconds / 1e9);
-  c.points.emplace_back(std::min<uint64_t>(windows.size() * cycles, result.total_cycles), 0.0);
+  const auto point = [&](uint64_t window, double gbps) {
+    if (c.points.empty() || c.points.back().second != gbps) c.points.emplace_back(window * cycles, gbps);
+  };
+  uint64_t next = 0;  // the window after the last one that completed bytes
+  for (const auto& [window, bytes] : series.windows()) {
+    if (window > next) point(next, 0.0);  // the idle windows before this one
+    point(window, static_cast<double>(bytes) / seconds / 1e9);
+    next = window + 1;
+  }
+  c.points.emplace_back(std::min<uint64_t>(next * cycles, result.total_cycles), 0.0);
   all.push_back(std::move(c));
 }
 
@@ -265,21 +274,22 @@ void add_hbm_bandwidth_counter(const ChipConfig& config, const SimResult& result
 // windows of whole HbmStats windows, at most kMaxChannelPoints per channel.
 void add_hbm_channel_counters(const ChipConfig& config, const SimResult& result, std::vector<TimelineCounter>& all) {
   const auto& channel_windows = result.hbm.channel_busy_per_window;
-  size_t longest = 0;
-  for (const auto& w : channel_windows) longest = std::max(longest, w.size());
+  uint64_t longest = 0;
+  for (const WindowSeries& w : channel_windows) longest = std::max(longest, w.end());
   if (longest == 0) return;
-  constexpr size_t kMaxChannelPoints = 2000;
-  const size_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
+  constexpr uint64_t kMaxChannelPoints = 2000;
+  const uint64_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
   const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
   for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
     TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};
-    const auto& w = channel_windows[ch];
+    const std::vector<WindowSeries::Window>& w = channel_windows[ch].windows();
+    auto window = w.begin();
     uint64_t end = 0;
-    for (size_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
+    for (uint64_t g = 0; g * group < longest && g * cycles < result.total_cycles; ++g) {
       const uint64_t start = g * cycles;
       end = std::min(start + cycles, result.total_cycles);  // the last window ends with the run
       uint64_t ps = 0;
-      for (size_t i = g * group; i < std::min(w.size(), (g + 1) * group); ++i) ps += w[i];
+      for (; window != w.end() && window->first < (g + 1) * group; ++window) ps += window->second;
       const double bus_ps = static_cast<double>((end - start) * kTicksPerCycle) * config.hbm.pseudo_channels;
       const double value = 100.0 * static_cast<double>(ps) / bus_ps;
       if (c.points.empty() || c.points.back().second != value) c.points.emplace_back(start, value);

@@ -62,10 +62,10 @@ void run_one_chip(const RunRequest& request, RunResult& out) {
   if (!request.source.trace.empty()) check_matmul_cycle_range(config, loaded.program, loaded.workload.path);
   check_pe_cycles(config, estimate_pe_cycles(config, loaded.program), request.budget, loaded.workload.path);
   if (request.record.timeline) check_timeline_size({&loaded.program}, request.record.timeline_options, request.record.timeline_path);
-  const RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
+  const RunOptions options{nullptr, nullptr, request.record.hbm_activity, request.record.progress};
   SimResult chip = request.record.vcd.empty()
                        ? simulate(config, loaded.program, options)
-                       : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_channel_activity);
+                       : simulate_with_vcd(config, loaded.program, request.record.vcd, options.hbm_activity);
   out.result = SystemResult::one_chip(std::move(chip));
   out.workloads.push_back(std::make_shared<const Workload>(std::move(loaded.workload)));
   out.programs.push_back(std::make_shared<const Program>(std::move(loaded.program)));
@@ -100,7 +100,7 @@ void run_system(const RunRequest& request, RunResult& out) {
   check_pe_cycles(config, pe_cycles, request.budget, source.workload);
   check_ici_chunks(config, ici_chunks, request.budget, source.workload);
   if (request.record.timeline) check_timeline_size(pointers(out.programs), request.record.timeline_options, request.record.timeline_path);
-  RunOptions options{nullptr, nullptr, request.record.hbm_channel_activity, request.record.progress};
+  RunOptions options{nullptr, nullptr, request.record.hbm_activity, request.record.progress};
   options.every_chip = request.every_chip;
   out.result = simulate_system(config, pointers(out.programs), options);
 }
@@ -117,7 +117,7 @@ int64_t bucket_tokens(const ProgramSource& source) {
 
 RunResult run(const RunRequest& request) {
   RunRequest r = request;
-  r.record.hbm_channel_activity |= r.record.timeline;  // the timeline's HBM channel counters
+  r.record.hbm_activity |= r.record.timeline;  // the timeline's HBM bandwidth and channel counters
   RunResult out;
   if (r.config.ici.topology == IciTopologyKind::none) run_one_chip(r, out);
   else run_system(r, out);

@@ -44,7 +44,7 @@ struct Recording {
   bool timeline = false;           // write_timeline() can follow (the HBM channels' activity is kept)
   std::string timeline_path;       // named in the size check, made before simulating
   TimelineOptions timeline_options;
-  bool hbm_channel_activity = false;
+  bool hbm_activity = false;
   std::string vcd;                 // waveforms written to this path (one chip only)
   std::function<void(double)> progress;  // RunOptions::progress (not with a VCD)
 };

@@ -124,7 +124,7 @@ SimulationPlan plan_of(const ChipClasses& c, bool every_chip) {
 SimResult simulate(const ChipConfig& config, const Program& program, const RunOptions& options) {
   FreshContext context;
   auto chip = std::make_unique<Chip>("chip", config, program, options.observer);
-  if (options.hbm_channel_activity) chip->record_hbm_channel_activity();
+  if (options.hbm_activity) chip->record_hbm_activity();
   if (options.probe) options.probe->start(*chip);
   run_to_end(chip->engines(), options);
 
@@ -176,8 +176,8 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<const P
           : chip_classes(config.ici.build_topology(), programs, {!config.memory.ideal});
   FreshContext context;
   auto system = std::make_unique<System>("system", config, programs, std::move(classes));
-  if (options.hbm_channel_activity)
-    for (auto& chip : system->chips()) chip->record_hbm_channel_activity();
+  if (options.hbm_activity)
+    for (auto& chip : system->chips()) chip->record_hbm_activity();
   std::vector<const Engine*> engines;
   for (const auto& chip : system->chips())
     for (const Engine* e : chip->engines()) engines.push_back(e);

@@ -97,7 +97,7 @@ class RunProbe {
 struct RunOptions {
   GridObserver* observer = nullptr;  // the exact model's PE values (sim/viz)
   RunProbe* probe = nullptr;         // waveforms
-  bool hbm_channel_activity = false; // HbmStats::channel_busy_per_window (timelines)
+  bool hbm_activity = false;         // HbmStats::bytes_per_window, channel_busy_per_window (timelines)
   // Called every kProgressSliceCycles simulated cycles with the fraction of the program's
   // instructions finished (0 to 1), for a progress line; the results are the same with or
   // without it (the simulation pauses between time steps, which the model cannot see).

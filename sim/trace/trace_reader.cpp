@@ -285,6 +285,8 @@ class Parser {
     std::visit([&](auto& op) { trace_detail::fields(op, reader); }, instr.op);
     if (const auto* mm = std::get_if<MatmulOp>(&instr.op)) check_operands(*mm);
     trace_detail::check_size(instr.op);
+    if (const auto* mm = std::get_if<MatmulOp>(&instr.op))
+      check_inside_layer(*mm, program_.layers[static_cast<size_t>(instr.layer)]);
     if (f.has("frees")) {
       program_.regions.push_back(region(f.text("frees")));
       instr.frees = static_cast<int>(program_.regions.size()) - 1;
@@ -316,6 +318,19 @@ class Parser {
                        kDTypeNames.name(std::get<MxuOperands>(ops).compute)));
     if (why) fail(fmt::format("matmul dtype={} a={} b={}: {}", kDTypeNames.name(op.dtype), kDTypeNames.name(op.a()),
                               kDTypeNames.name(op.b()), *why));
+  }
+
+  // A matmul computes a block of its layer: rows [m0, m0 + m), columns [n0, n0 + n), at most
+  // the layer's k, of one of its `repeat` instances. What the compiler emits always is; a
+  // matmul past its layer would be timed for work the layer's MACs and the report never count
+  // (a trace's m = 2^28 on a 4-row layer ran 2^28 cycles for 64 MACs).
+  void check_inside_layer(const MatmulOp& op, const LayerInfo& l) const {
+    const auto past = [](int64_t offset, int64_t size, int64_t whole) { return offset > whole - size; };
+    if (past(op.m_offset, op.m, l.m) || op.k > l.k || past(op.n_offset, op.n, l.n) || op.instance >= l.repeat)
+      fail(fmt::format(
+          "matmul m0={} m={} k={} n0={} n={} inst={}: outside its layer '{}' (m={} k={} n={} "
+          "repeat={}); expected m0 + m <= m, k <= k, n0 + n <= n and inst < repeat",
+          op.m_offset, op.m, op.k, op.n_offset, op.n, op.instance, l.name, l.m, l.k, l.n, l.repeat));
   }
 
   // frees=<scratchpad>:<offset>+<bytes>@<semaphore>: an on-chip intermediate this instruction

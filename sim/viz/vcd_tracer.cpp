@@ -198,14 +198,14 @@ std::string gtkw_path(const std::string& vcd) {
   return (p.extension() == ".vcd" ? p.parent_path() / p.stem() : p).string() + ".gtkw";
 }
 
-SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,
-                            const std::string& path, bool hbm_channel_activity) {
+SimResult simulate_with_vcd(const ChipConfig& config, const Program& program, const std::string& path,
+                            bool hbm_activity) {
   check_shape(config);
   ChipConfig fast = config;
   fast.mxu.model = MxuModel::fast;  // same cycle counts, cost per instruction
   VcdTracer::check(config, simulate(fast, program).total_cycles);
   VcdTracer tracer(path, config, program);
-  return simulate(config, program, {&tracer, &tracer, hbm_channel_activity});
+  return simulate(config, program, {&tracer, &tracer, hbm_activity});
 }
 
 }  // namespace systolic

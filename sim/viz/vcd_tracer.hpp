@@ -71,7 +71,7 @@ std::string gtkw_path(const std::string& vcd);
 
 // simulate() with waveforms written to `path`: checks (with a quick `fast` run for the
 // length) that the run can be traced, then runs it with a VcdTracer. Throws InputError.
-SimResult simulate_with_vcd(const ChipConfig& config, const Program& program,
-                            const std::string& path, bool hbm_channel_activity = false);
+SimResult simulate_with_vcd(const ChipConfig& config, const Program& program, const std::string& path,
+                            bool hbm_activity = false);
 
 }  // namespace systolic

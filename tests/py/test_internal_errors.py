@@ -162,13 +162,16 @@ def test_every_path_is_accounted_for():
     assert len(found) >= 80  # the walk found what it walks: 88 sites when written
 
 
-def trace_with(tmp_path, old, new):
-    """The example GEMMs compiled for tiny-4x4, with one line changed."""
+def trace_with(tmp_path, old, new, *more):
+    """The example GEMMs compiled for tiny-4x4, with a line changed (and more old, new pairs)."""
     trace = tmp_path / "t.trace"
     run_cli("compile", "-c", TINY, "-w", EXAMPLE, "-o", trace)
     text = trace.read_text()
-    assert old in text
-    trace.write_text(text.replace(old, new, 1))
+    pairs = [(old, new)] + list(zip(more[::2], more[1::2]))
+    for old, new in pairs:
+        assert old in text
+        text = text.replace(old, new, 1)
+    trace.write_text(text)
     return trace
 
 
@@ -186,7 +189,8 @@ MATMUL0 = "matmul layer=0 m=4 k=4 n=4"
 PROBES = {
     "trace matmul past the simulated-time range (clock.hpp, mxu_timing.cpp)": (
         lambda t: ["run", "-c", TINY, "--set", "mxu.model=fast",
-                   "-t", trace_with(t, MATMUL0, "matmul layer=0 m=288230376151711744 k=1 n=1")],
+                   "-t", trace_with(t, MATMUL0, "matmul layer=0 m=288230376151711744 k=1 n=1",
+                                    "kind=matmul m=4 k=4", "kind=matmul m=288230376151711744 k=4")],
         "pass the 64-bit simulated-time range"),
     "engine handed another engine's opcode (dma/ici/vpu_engine.cpp)": (
         lambda t: ["run", "-c", TINY, "-t", trace_with(t, MATMUL0, "dma layer=0 src=hbm:0x2000 dst=weights:0x0 "

@@ -2,6 +2,7 @@
 roofline, conservation of bytes, double buffering on a hand-worked example, ideal memory
 unchanged, deadlocks and impossible memory configs reported."""
 import json
+import math
 
 import pytest
 
@@ -17,12 +18,14 @@ def write(path, text):
     return path
 
 
-def trace_header(layers=1, sets=()):
+def trace_header(layers=1, sets=(), mkn=(1, 1, 1), repeat=1):
     """The header `systolic compile` writes for V4I with `sets` (--set arguments), the chip line
-    and `layers` declared layers: what each hand-written trace below starts with."""
+    and `layers` declared layers of `mkn` x `repeat` (a matmul must lie inside its layer): what
+    each hand-written trace below starts with."""
     lines = list(compiled_header(V4I, *sets)) + ["chip rows=128 cols=128 mxus=4"]
-    lines += [f"layer {i} name=l{i} kind=matmul m=1 k=1 n=1 dtype=bf16 repeat=1 macs=1 source=test"
-              for i in range(layers)]
+    m, k, n = mkn
+    lines += [f"layer {i} name=l{i} kind=matmul m={m} k={k} n={n} dtype=bf16 repeat={repeat} "
+              f"macs={m * k * n * repeat} source=test" for i in range(layers)]
     return lines
 
 
@@ -105,8 +108,8 @@ def pingpong_trace(tmp_path, name, tiles, m, double, rate):
     lets the DMA run up to two tiles ahead; single buffering waits for the MXU each time."""
     copies = 2 if double else 1
     sets = ("--set", f"hbm.data_rate_gbps={rate}")
-    lines = trace_header(sets=sets) + [f"buffer w{p} space=weights offset={p * 32768} bytes=32768"
-                                       for p in range(copies)]
+    lines = trace_header(sets=sets, mkn=(m, 128, 128), repeat=tiles)
+    lines += [f"buffer w{p} space=weights offset={p * 32768} bytes=32768" for p in range(copies)]
     lines += [f"sem full{p}" for p in range(copies)] + [f"sem free{p}" for p in range(copies)]
     dma, mxu = ["stream dma0"], ["stream mxu0"]
     for t in range(tiles):
@@ -114,8 +117,8 @@ def pingpong_trace(tmp_path, name, tiles, m, double, rate):
         wait = f" wait=free{p}>={t // copies}" if t >= copies else ""
         dma.append(f"  dma layer=0 src=hbm:{t * 32768:#x} dst=weights:{p * 32768:#x} elem=2 "
                    f"shape=16384x1x1 src_stride=1x0x0 dst_stride=1x0x0{wait} signal=full{p}")
-        mxu.append(f"  matmul layer=0 m={m} k=128 n=128 n0=0 dtype=bf16 wait=full{p}>={t // copies + 1} "
-                   f"signal=free{p}")
+        mxu.append(f"  matmul layer=0 m={m} k=128 n=128 n0=0 inst={t} dtype=bf16 "
+                   f"wait=full{p}>={t // copies + 1} signal=free{p}")
     t = write(tmp_path / f"{name}.trace", "\n".join(lines + dma + mxu) + "\n")
     return run_report("-c", V4I, "-t", t, "--set", "memory.ideal=false", *sets,
                       outdir=tmp_path / name)["totals"]["cycles"]
@@ -212,8 +215,12 @@ def test_timeline_hbm_counter_conserves_bytes(systolic_bin, tmp_path):
     events = json.loads(timeline.read_text())["traceEvents"]
     points = [(e["ts"], e["args"]["value"]) for e in events
               if e["ph"] == "C" and e["name"] == "hbm bandwidth (GB/s)"]
+    # A step function over whole windows of 1000 cycles, a point where the value changes, the
+    # last point 0 (at the end of the run when that cuts the last window short): integrate it.
     window_s = 1000 / 1050e6
-    moved = sum(v * 1e9 * window_s for _, v in points)
+    assert all(t % 1000 == 0 for t, _ in points[:-1]) and points[-1][1] == 0
+    moved = sum(v * 1e9 * window_s * math.ceil((t1 - t0) / 1000)
+                for (t0, v), (t1, _) in zip(points, points[1:]))
     hbm = report["chips"][0]["memory"]["hbm"]
     assert moved == pytest.approx(hbm["bytes_read"] + hbm["bytes_written"], rel=1e-9)
     assert max(v for _, v in points) <= 1.02 * 614.4

@@ -94,8 +94,7 @@ class ReferenceHbm {
       const uint64_t end = chunk(pc, row_index % c_.banks, row_index / c_.banks,
                                  (next - 1) / burst - a / burst + 1, now);
       const uint64_t w = end / HbmStats::kWindowPs;
-      if (w >= stats.bytes_per_window.size()) stats.bytes_per_window.resize(w + 1, 0);
-      stats.bytes_per_window[w] += next - a;
+      stats.bytes_per_window.add(w, next - a);
       ++stats.chunks;
       done = std::max(done, end);
       a = next;
@@ -273,7 +272,9 @@ bool pow2(uint64_t v) { return (v & (v - 1)) == 0; }
 // The core and the reference side by side, fed the same traffic.
 struct Twin {
   Twin(const Geometry& g, uint64_t seed)
-      : hbm(g.config, g.mhz), ref(g.config, g.mhz), traffic(g.config.capacity_bytes, seed) {}
+      : hbm(g.config, g.mhz), ref(g.config, g.mhz), traffic(g.config.capacity_bytes, seed) {
+    hbm.record_activity();  // bytes_per_window, compared with the reference's
+  }
   void access() {  // the next request through both
     uint64_t addr, bytes, at;
     bool write;

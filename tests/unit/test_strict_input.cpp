@@ -119,3 +119,17 @@ TEST_CASE("trace integers are range-checked, never wrapped", "[strict]") {
   CHECK_THAT(trace_error(trace_with("  matmul", "m", "4611686018427387904")),
              Contains("matmul m*k*n = 4611686018427387904*"));
 }
+
+TEST_CASE("a trace matmul lies inside its layer", "[strict]") {
+  // The first layer is 6x8x10 (repeat 1) and its first matmul 6x8x10: one past any bound is
+  // refused (it would be timed for work the layer's MACs never count), the bound itself is not.
+  const std::string outside = "outside its layer 'g' (m=6 k=8 n=10 repeat=1)";
+  CHECK_THAT(trace_error(trace_with("  matmul", "m", "7")),
+             Contains("matmul m0=0 m=7 k=8") && Contains(outside));
+  CHECK_THAT(trace_error(trace_with("  matmul", "k", "9")), Contains(outside));
+  CHECK_THAT(trace_error(trace_with("  matmul", "n0", "1")), Contains("n0=1 n=10") && Contains(outside));
+  CHECK(trace_error(trace_with("  matmul", "m", "6")) == "(no error)");
+  // One huge m needs a layer as tall; then it is timed (and bounded by the cycle range, budget.hpp).
+  CHECK_THAT(trace_error(trace_with("  matmul", "m", "68719476736")),
+             Contains("m=68719476736") && Contains(outside));
+}
