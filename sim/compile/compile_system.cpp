@@ -6,10 +6,14 @@
 // the leader emits is lowered again, right there and with the same input, for each other chip
 // (OtherChips). That chip's program is then the leader's with its own collective instructions:
 // its ICI stream (only collectives write one) and its VPU additions in the places the leader's
-// took. Where a chip's lowering does not line up with the leader's (other semaphores, another
-// layer entry, another count of additions, another result for the entries after it to wait
-// for), the rest of the compile could differ, and that chip is compiled whole. A workload
-// without collectives gives every chip the leader's program itself.
+// took. A collective decomposed beside its matmul (sim/compile/overlap.hpp) is lowered again the
+// same way: its steps' messages are the ICI stream's, and a reduce-scatter's additions, which
+// the leader's compile moved between the matmul's row blocks, go run by run where the leader's
+// went (the matmul itself does not depend on the chip). Where a chip's lowering does not line
+// up with the leader's (another overlap plan, other semaphores, another layer entry, another
+// count of additions, another result for the entries after it to wait for), the rest of the
+// compile could differ, and that chip is compiled whole. A workload without collectives gives
+// every chip the leader's program itself.
 //
 // Memory: chips with equal programs share one object, and a stream equal to the leader's (all
 // the MXU and DMA streams of a sharded transformer) shares its list (InstructionList).
@@ -17,6 +21,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sim/compile/collective.hpp"
 #include "sim/compile/compile.hpp"
@@ -31,7 +37,7 @@ using compile_detail::Producer;
 
 bool same(const Producer& a, const Producer& b) {
   return a.sem == b.sem && a.base == b.base && a.per_instance == b.per_instance &&
-         a.instances == b.instances && a.also == b.also;
+         a.instances == b.instances && a.also == b.also && a.chunks == b.chunks;
 }
 
 Stream& stream(Program& p, EngineKind kind) {
@@ -48,6 +54,8 @@ const InstructionList& instructions(const Program& p, EngineKind kind) {
   return none;
 }
 
+using Runs = std::vector<std::pair<size_t, size_t>>;  // [begin, end) of a VPU stream, in order
+
 // Lowers each collective the leader emits again for each of `chips`, into a program of that
 // chip's own (its collective instructions, its semaphore names and layer entries at the
 // leader's indices), and keeps where the leader's and each chip's VPU additions sit.
@@ -58,12 +66,11 @@ class OtherChips final : public compile_detail::CollectiveObserver {
   }
 
   void lowered(const LoweredCollective& c) override {
-    // A decomposed collective is woven into its matmul, and one over a mesh group or a pipeline
-    // channel depends on the chip's place beyond the lowering itself: those chips compile whole.
-    if (c.decomposed || !c.work.group.empty() || !c.work.channel.empty())
+    // One over a mesh group or a pipeline channel depends on the chip's place beyond the
+    // lowering itself: those chips compile whole.
+    if (!c.work.group.empty() || !c.work.channel.empty())
       for (Chip& chip : chips_) chip.ok = false;
-    const auto& vpu = c.program.streams[static_cast<size_t>(config_.mxu.count) + config_.dma.engine.engines];
-    leader_adds_.push_back({c.vpu_before, vpu.instructions.size()});
+    leader_adds_.insert(leader_adds_.end(), c.adds.begin(), c.adds.end());
     for (Chip& chip : chips_)
       if (chip.ok) lower(chip, c);
   }
@@ -80,33 +87,38 @@ class OtherChips final : public compile_detail::CollectiveObserver {
     int id;
     Program own;  // its collectives' instructions; layers and semaphores at the leader's indices
     bool ok;      // every collective lined up with the leader's
-    std::vector<std::pair<size_t, size_t>> adds;  // per collective: its VPU additions in `own`
+    Runs adds;    // its additions in `own`, one run per run of the leader's (leader_adds_)
   };
 
+  // The collective for `chip`, decomposed where the leader's is. Its additions come out in one
+  // run; they are cut as the leader's are, which puts a decomposed reduce-scatter's steps where
+  // compiling the chip whole interleaves them (as many a step on every chip that lines up).
   void lower(Chip& chip, const LoweredCollective& c) {
     Program& p = chip.own;
     p.layers.resize(c.layers_before);
     p.semaphores.resize(c.semaphores_before);
-    const size_t adds = stream(p, EngineKind::vpu).instructions.size();
+    size_t at = stream(p, EngineKind::vpu).instructions.size();
     compile_detail::CollectiveTarget target{p, config_, chip.id,
                                             [&p](const std::string& name) {
                                               p.semaphores.push_back(name);
                                               return static_cast<int>(p.semaphores.size()) - 1;
                                             },
                                             c.hbm_base};
-    const Producer done = compile_detail::emit_collective(target, c.work, c.input);
-    chip.adds.emplace_back(adds, stream(p, EngineKind::vpu).instructions.size());
-    const auto& lead = leader_adds_.back();
+    const Producer done = compile_detail::emit_collective(target, c.work, c.input, c.decomposed);
+    for (const auto& [begin, end] : c.adds) {
+      chip.adds.emplace_back(at, at + (end - begin));
+      at += end - begin;
+    }
     chip.ok = same(done, c.done) && p.layers.size() == c.program.layers.size() &&
               p.layers.back() == c.program.layers.back() &&
               p.semaphores.size() == c.program.semaphores.size() &&
               std::equal(p.semaphores.begin() + static_cast<std::ptrdiff_t>(c.semaphores_before),
                          p.semaphores.end(),
                          c.program.semaphores.begin() + static_cast<std::ptrdiff_t>(c.semaphores_before)) &&
-              chip.adds.back().second - chip.adds.back().first == lead.second - lead.first;
+              at == stream(p, EngineKind::vpu).instructions.size();
   }
 
-  // The leader's program with the chip's ICI stream and, in place of each collective's
+  // The leader's program with the chip's ICI stream and, in place of each run of the leader's
   // additions, the chip's.
   Program splice(const Program& leader, const Chip& chip) const {
     Program out = leader;
@@ -131,7 +143,7 @@ class OtherChips final : public compile_detail::CollectiveObserver {
 
   const ChipConfig& config_;
   std::vector<Chip> chips_;
-  std::vector<std::pair<size_t, size_t>> leader_adds_;  // per collective: its VPU additions
+  Runs leader_adds_;  // every run of the leader's additions, in stream order
 };
 
 // Which collectives the compiler decomposes on this chip (sim/compile/overlap.hpp): the other
