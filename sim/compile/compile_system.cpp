@@ -1,26 +1,32 @@
 // compile_system: one program per chip of a system, at the cost of the distinct work.
 //
-// The tiled lowering reads the chip only where it lowers a collective (CollectiveTarget::chip):
-// everything else of compile(config, w, c) is the same for every chip c. So the chips that
-// share a workload are compiled once, by the first of them (the leader), and each collective
-// the leader emits is lowered again, right there and with the same input, for each other chip
-// (OtherChips). That chip's program is then the leader's with its own collective instructions:
-// its ICI stream (only collectives write one) and its VPU additions in the places the leader's
-// took. A collective decomposed beside its matmul (sim/compile/overlap.hpp) is lowered again the
-// same way: its steps' messages are the ICI stream's, and a reduce-scatter's additions, which
-// the leader's compile moved between the matmul's row blocks, go run by run where the leader's
-// went (the matmul itself does not depend on the chip). Where a chip's lowering does not line
-// up with the leader's (another overlap plan, other semaphores, another layer entry, another
-// count of additions, another result for the entries after it to wait for), the rest of the
-// compile could differ, and that chip is compiled whole. A workload without collectives gives
-// every chip the leader's program itself.
+// The tiled lowering reads the chip only where it lowers a collective (CollectiveTarget::chip,
+// and the chips of the collective's group): everything else of compile(config, w, c) is the same
+// for every chip c. So the chips whose workloads are equal but for which chips
+// (Workload::equal_but_chips: the data-parallel replicas and tensor-parallel ranks of a mesh
+// too) are compiled once, by the first of them (the leader), and each collective the leader
+// emits is lowered again, right there and with the same input, for each other chip, from that
+// chip's own entry (OtherChips). That chip's program is then the leader's with its own
+// collective instructions: its ICI stream (only collectives write one) and its VPU additions in
+// the places the leader's took. A collective decomposed beside its matmul
+// (sim/compile/overlap.hpp) is lowered again the same way: its steps' messages are the ICI
+// stream's, and a reduce-scatter's additions, which the leader's compile moved between the
+// matmul's row blocks, go run by run where the leader's went (the matmul itself does not depend
+// on the chip). Where a chip's lowering does not line up with the leader's (another overlap
+// plan, other semaphores, another layer entry, another count of additions, another result for
+// the entries after it to wait for), the rest of the compile could differ, and that chip is
+// compiled whole. A workload without collectives gives every chip the leader's program itself.
 //
 // Memory: chips with equal programs share one object, and a stream equal to the leader's (all
-// the MXU and DMA streams of a sharded transformer) shares its list (InstructionList).
+// the MXU and DMA streams of a sharded transformer) shares its list (InstructionList). The
+// instruction budget counts each distinct workload (operator==) once, as it did before chips
+// alike but for which chips shared a compile: --max-instructions refuses what it refused.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,20 +62,20 @@ const InstructionList& instructions(const Program& p, EngineKind kind) {
 
 using Runs = std::vector<std::pair<size_t, size_t>>;  // [begin, end) of a VPU stream, in order
 
-// Lowers each collective the leader emits again for each of `chips`, into a program of that
-// chip's own (its collective instructions, its semaphore names and layer entries at the
-// leader's indices), and keeps where the leader's and each chip's VPU additions sit.
+// Lowers each collective the leader emits again for each of `chips` (their workloads equal the
+// leader's but for which chips: Workload::equal_but_chips), from that chip's own entry, into a
+// program of that chip's own (its collective instructions, its semaphore names and layer
+// entries at the leader's indices), and keeps where the leader's and each chip's VPU additions
+// sit.
 class OtherChips final : public compile_detail::CollectiveObserver {
  public:
-  OtherChips(const ChipConfig& config, const std::vector<int>& chips) : config_(config) {
-    for (int c : chips) chips_.push_back({c, {}, true, {}});
+  OtherChips(const ChipConfig& config, const Workload& leader, const std::vector<Workload>& workloads,
+             const std::vector<int>& chips)
+      : config_(config), leader_(leader) {
+    for (int c : chips) chips_.emplace_back(c, workloads[static_cast<size_t>(c)]);
   }
 
   void lowered(const LoweredCollective& c) override {
-    // One over a mesh group or a pipeline channel depends on the chip's place beyond the
-    // lowering itself: those chips compile whole.
-    if (!c.work.group.empty() || !c.work.channel.empty())
-      for (Chip& chip : chips_) chip.ok = false;
     leader_adds_.insert(leader_adds_.end(), c.adds.begin(), c.adds.end());
     for (Chip& chip : chips_)
       if (chip.ok) lower(chip, c);
@@ -84,10 +90,13 @@ class OtherChips final : public compile_detail::CollectiveObserver {
 
  private:
   struct Chip {
+    Chip(int chip, const Workload& workload) : id(chip), work(&workload) {}
     int id;
+    const Workload* work;  // its own: its collectives' groups are its own
     Program own;  // its collectives' instructions; layers and semaphores at the leader's indices
-    bool ok;      // every collective lined up with the leader's
-    Runs adds;    // its additions in `own`, one run per run of the leader's (leader_adds_)
+    bool ok = true;  // every collective lined up with the leader's
+    Runs adds;       // its additions in `own`, one run per run of the leader's (leader_adds_)
+    std::map<std::string, std::pair<int, uint64_t>> channels;  // its permute channels so far
   };
 
   // The collective for `chip`, decomposed where the leader's is. Its additions come out in one
@@ -98,13 +107,14 @@ class OtherChips final : public compile_detail::CollectiveObserver {
     p.layers.resize(c.layers_before);
     p.semaphores.resize(c.semaphores_before);
     size_t at = stream(p, EngineKind::vpu).instructions.size();
-    compile_detail::CollectiveTarget target{p, config_, chip.id,
-                                            [&p](const std::string& name) {
-                                              p.semaphores.push_back(name);
-                                              return static_cast<int>(p.semaphores.size()) - 1;
-                                            },
-                                            c.hbm_base};
-    const Producer done = compile_detail::emit_collective(target, c.work, c.input, c.decomposed);
+    const auto declare = [&p](const std::string& name) {
+      p.semaphores.push_back(name);
+      return static_cast<int>(p.semaphores.size()) - 1;
+    };
+    compile_detail::CollectiveTarget target{p, config_, chip.id, declare, c.hbm_base, &chip.channels};
+    const auto index = static_cast<size_t>(&c.work - leader_.collectives.data());
+    const Producer done =
+        compile_detail::emit_collective(target, chip.work->collectives[index], c.input, c.decomposed);
     for (const auto& [begin, end] : c.adds) {
       chip.adds.emplace_back(at, at + (end - begin));
       at += end - begin;
@@ -142,6 +152,7 @@ class OtherChips final : public compile_detail::CollectiveObserver {
   }
 
   const ChipConfig& config_;
+  const Workload& leader_;
   std::vector<Chip> chips_;
   Runs leader_adds_;  // every run of the leader's additions, in stream order
 };
@@ -154,11 +165,20 @@ std::vector<bool> decomposed(const ChipConfig& config, const Workload& w, int ch
   return out;
 }
 
-// The chip, of those before `i`, whose workload equals chip i's, or -1.
-int same_workload(const std::vector<Workload>& workloads, size_t i) {
-  for (size_t j = 0; j < i; ++j)
-    if (workloads[j] == workloads[i]) return static_cast<int>(j);
-  return -1;
+// The first chip whose workload equals chip i's but for which chips (Workload::equal_but_chips):
+// `i` itself when none before it does.
+int first_alike(const std::vector<Workload>& workloads, size_t i) {
+  size_t j = 0;
+  while (j < i && !workloads[j].equal_but_chips(workloads[i])) ++j;
+  return static_cast<int>(j);
+}
+
+// Whether no chip before i has a workload equal to chip i's (the budget counts those): equal
+// workloads are alike, so only the chips from its leader on with that leader can be.
+bool first_equal(const std::vector<Workload>& workloads, const std::vector<int>& leader, size_t i) {
+  for (auto j = static_cast<size_t>(leader[i]); j < i; ++j)
+    if (leader[j] == leader[i] && workloads[j] == workloads[i]) return false;
+  return true;
 }
 
 // Makes each stream of `p` share its list with the same engine's equal stream of `like` (the
@@ -185,9 +205,8 @@ std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::v
   uint64_t total = 0;  // instructions of the distinct workloads, before any chip is compiled
   std::vector<int> leader(workloads.size());
   for (size_t i = 0; i < workloads.size(); ++i) {
-    leader[i] = same_workload(workloads, i);
-    if (leader[i] >= 0) continue;
-    leader[i] = static_cast<int>(i);
+    leader[i] = first_alike(workloads, i);
+    if (!first_equal(workloads, leader, i)) continue;
     const uint64_t one = estimate_instructions(config, workloads[i]);
     total = __builtin_add_overflow(total, one, &total) ? UINT64_MAX : total;
   }
@@ -205,7 +224,8 @@ std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::v
         else
           leader[j] = static_cast<int>(j);  // its own leader: compiled whole below
       }
-    OtherChips fanout(config, workloads[i].collectives.empty() ? std::vector<int>{} : others);
+    OtherChips fanout(config, workloads[i], workloads,
+                      workloads[i].collectives.empty() ? std::vector<int>{} : others);
     programs[i] = std::make_shared<const Program>(
         compile_detail::compile_checked(config, workloads[i], static_cast<int>(i), budget, &fanout));
     std::vector<std::optional<Program>> spliced = fanout.programs(*programs[i]);
