@@ -24,8 +24,10 @@ Program compile(const ChipConfig& config, const Workload& workload, int chip = 0
 // One program per chip of the system: workloads[i] for chip i. Memory grows with the distinct
 // instructions, not chips x instructions: chips whose programs are equal share one object,
 // and a stream equal to another chip's shares its list (InstructionList). Only collectives
-// depend on the chip, so a workload without any compiles once for every chip that has it. The
-// instruction budget counts each distinct workload once (what is held).
+// depend on the chip, so the chips whose workloads are equal but for which chips
+// (Workload::equal_but_chips) compile once and lower only their collectives each, and a
+// workload without any compiles once for every chip that has it. The instruction budget counts
+// each distinct (equal) workload once.
 std::vector<SharedProgram> compile_system(const ChipConfig& config, const std::vector<Workload>& workloads,
                                           const Budget& budget = {});
 

@@ -130,10 +130,11 @@ struct LoweredCollective {
   uint64_t hbm_base = 0;   // its buffers' HBM address
   const Program& program;  // with it emitted
   size_t layers_before = 0, semaphores_before = 0;
-  size_t vpu_before = 0;  // the VPU stream's length before it (its additions follow)
-  // Cut into the matmul beside it (sim/compile/overlap.hpp): its additions are interleaved with
-  // that matmul's work, so it cannot be lowered again on its own for another chip.
-  bool decomposed = false;
+  // Where its VPU additions sit in the program's VPU stream, [begin, end) each, in the order
+  // it emitted them: one run right after the work before it, or, decomposed, one per ring step,
+  // each after the row block of its matmul that step adds (TiledCompiler::interleave_adds).
+  std::vector<std::pair<size_t, size_t>> adds;
+  bool decomposed = false;  // cut into steps beside its matmul (sim/compile/overlap.hpp)
 };
 class CollectiveObserver {
  public:

@@ -18,9 +18,14 @@ void TiledCompiler::collective(const CollectiveWork& c) {
   const size_t layers = program_.layers.size(), sems = program_.semaphores.size();
   const size_t vpu_before = emit_.stream(EngineKind::vpu, 0).instructions.size();
   const Producer done = emit_collective(target, c, input_, decomposed);
-  if (decomposed && c.kind == CollectiveKind::reduce_scatter) interleave_adds(vpu_before);
+  std::vector<std::pair<size_t, size_t>> adds;
+  if (decomposed && c.kind == CollectiveKind::reduce_scatter)
+    adds = interleave_adds(vpu_before);
+  else
+    adds = {{vpu_before, emit_.stream(EngineKind::vpu, 0).instructions.size()}};
   if (observer_)
-    observer_->lowered({c, input_, done, hbm_.collectives, program_, layers, sems, vpu_before, decomposed});
+    observer_->lowered(
+        {c, input_, done, hbm_.collectives, program_, layers, sems, std::move(adds), decomposed});
   input_ = joins_.after(c, next_gemm_, input_, done);
 }
 
@@ -35,7 +40,8 @@ void TiledCompiler::block_stored(const GemmTiles& at, Producer& produced) {
 // A decomposed reduce-scatter's additions (its VPU instructions from `from` on, step by step)
 // move into the VPU stream right after the work of the row block each one adds: the stream
 // runs in order, and behind the GEMM's weight dequantisations they would wait for all of them.
-void TiledCompiler::interleave_adds(size_t from) {
+// Returns where each step's additions now sit.
+std::vector<std::pair<size_t, size_t>> TiledCompiler::interleave_adds(size_t from) {
   InstructionList& stream = emit_.stream(EngineKind::vpu, 0).instructions;
   std::vector<Instruction> v = stream.vector();  // the list is shared copy-on-write: edit a copy
   std::vector<Instruction> adds(std::make_move_iterator(v.begin() + static_cast<std::ptrdiff_t>(from)),
@@ -47,7 +53,11 @@ void TiledCompiler::interleave_adds(size_t from) {
              std::make_move_iterator(adds.begin() + static_cast<std::ptrdiff_t>(s * per)),
              std::make_move_iterator(adds.begin() + static_cast<std::ptrdiff_t>((s + 1) * per)));
   stream = std::move(v);
+  std::vector<std::pair<size_t, size_t>> runs;  // step s after the s earlier steps' additions
+  for (size_t s = 0; s < steps; ++s)
+    runs.emplace_back(block_marks_[s + 1] + s * per, block_marks_[s + 1] + (s + 1) * per);
   block_marks_.clear();
+  return runs;
 }
 
 }  // namespace systolic::compile_detail::tiled

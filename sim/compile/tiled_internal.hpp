@@ -321,7 +321,7 @@ class TiledCompiler {
   void weight_panel(const GemmTiles& at, int64_t r, uint64_t hbm_b, int64_t p0, int64_t pn,
                     const std::vector<RowBlock>& blocks, Producer& produced);
   void block_stored(const GemmTiles& at, Producer& produced);
-  void interleave_adds(size_t from);
+  std::vector<std::pair<size_t, size_t>> interleave_adds(size_t from);
   int panel_full(int copy, int engine);
   void collective(const CollectiveWork& c);
 

@@ -34,7 +34,8 @@ std::string file_stem(const std::string& path) {
 }  // namespace workload_detail
 
 // The comparisons name every field; a field added changes the size on x86-64 (libstdc++) and
-// these fire there, so it joins its operator==.
+// these fire there, so it joins its operator== (and Workload::equal_but_chips, unless it says
+// which chips).
 static_assert(sizeof(void*) != 8 || sizeof(Gemm) == 168, "Gemm changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(VectorWork) == 120, "VectorWork changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(CollectiveWork) == 256,
@@ -53,18 +54,33 @@ bool VectorWork::operator==(const VectorWork& o) const {
          source == o.source;
 }
 
+namespace {
+
+// Every field of two collectives but which chips their groups hold (the groups' shapes count).
+bool equal_but_members(const CollectiveWork& a, const CollectiveWork& o) {
+  return a.name == o.name && a.kind == o.kind && a.bytes == o.bytes && a.dtype == o.dtype &&
+         a.send_bytes == o.send_bytes && a.group.members.size() == o.group.members.size() &&
+         a.group.dims == o.group.dims && a.group.wraps == o.group.wraps && a.sends == o.sends &&
+         a.receives == o.receives && a.line == o.line && a.channel == o.channel &&
+         a.decompose == o.decompose && a.repeat == o.repeat && a.after_gemms == o.after_gemms &&
+         a.after_vectors == o.after_vectors && a.joined_by_gemm == o.joined_by_gemm && a.source == o.source;
+}
+
+}  // namespace
+
 bool CollectiveWork::operator==(const CollectiveWork& o) const {
-  return name == o.name && kind == o.kind && bytes == o.bytes && dtype == o.dtype &&
-         send_bytes == o.send_bytes && group == o.group && sends == o.sends && receives == o.receives &&
-         line == o.line && channel == o.channel && decompose == o.decompose && repeat == o.repeat &&
-         after_gemms == o.after_gemms && after_vectors == o.after_vectors && joined_by_gemm == o.joined_by_gemm &&
-         source == o.source;
+  return equal_but_members(*this, o) && group.members == o.group.members;
+}
+
+bool Workload::equal_but_chips(const Workload& o) const {
+  return name == o.name && path == o.path && gemms == o.gemms && vectors == o.vectors &&
+         std::equal(collectives.begin(), collectives.end(), o.collectives.begin(), o.collectives.end(),
+                    equal_but_members) &&
+         tp == o.tp && tp_divides == o.tp_divides && pp_divides == o.pp_divides;
 }
 
 bool Workload::operator==(const Workload& o) const {
-  return name == o.name && path == o.path && gemms == o.gemms && vectors == o.vectors &&
-         collectives == o.collectives && tp == o.tp && mesh == o.mesh && tp_divides == o.tp_divides &&
-         pp_divides == o.pp_divides;
+  return equal_but_chips(o) && collectives == o.collectives && mesh == o.mesh;
 }
 
 namespace {

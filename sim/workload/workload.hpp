@@ -169,6 +169,11 @@ struct Workload {
   // Every field: chips with equal workloads compile once where the program cannot depend on
   // the chip (compile_system).
   bool operator==(const Workload& o) const;
+  // Every field but which chips: the members of the collectives' groups (their shapes count)
+  // and `mesh`, this chip's place (which only reports and the capacity error's hint read). The
+  // data-parallel replicas and tensor-parallel ranks of a mesh have workloads equal this way,
+  // whose programs differ only in their collectives' lowering (compile_system).
+  bool equal_but_chips(const Workload& o) const;
 };
 // One per chip of a system; chips with equal workloads share one object (compile_system).
 using SharedWorkloads = std::vector<std::shared_ptr<const Workload>>;

@@ -1,12 +1,18 @@
 // One chip simulated per class of chips that evolve alike (models/system/symmetry.hpp) and
 // programs compiled once per workload (sim/compile/compile_system.cpp): each checked against
 // doing every chip (docs/interconnect.md, "Scale").
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
 
 #include "fixtures.hpp"
 #include "input_error.hpp"
 #include "models/system/symmetry.hpp"
 #include "sim/compile/compile.hpp"
+#include "sim/compile/overlap.hpp"
 #include "sim/report/report.hpp"
 #include "sim/simulate/simulate.hpp"
 
@@ -109,6 +115,45 @@ void check_same(const Both& b) {
   CHECK(b.per_class_report.dump() == b.every_chip_report.dump());
 }
 
+// Every chip's program from compile_system is the one compile(config, workloads[chip], chip)
+// gives.
+void check_each_chip(const ChipConfig& c, const std::vector<Workload>& workloads) {
+  const auto programs = compile_system(c, workloads);
+  REQUIRE(programs.size() == workloads.size());
+  for (size_t chip = 0; chip < workloads.size(); ++chip) {
+    INFO("chip " << chip);
+    CHECK(same_program(*programs[chip], compile(c, workloads[chip], static_cast<int>(chip))));
+  }
+}
+
+// How many of chip 0's collectives the compiler decomposes (sim/compile/overlap.hpp).
+size_t decomposed(const ChipConfig& c, const Workload& w) {
+  size_t n = 0;
+  for (const auto& plan : compile_detail::plan_overlap(c, w, 0)) n += plan.decomposed ? 1 : 0;
+  return n;
+}
+
+// traces/models/`preset` with some top-level keys given other values (fewer layers), written
+// to a file of the test's own.
+std::string model_with(const std::string& preset,
+                       const std::vector<std::pair<std::string, std::string>>& keys) {
+  std::ifstream in(std::string(SYSTOLIC_SOURCE_DIR) + "/traces/models/" + preset);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [key, value] : keys) {
+    const std::regex line("\\n *" + key + ": *([^\\n#]*)");
+    REQUIRE(std::distance(std::sregex_iterator(text.begin(), text.end(), line), std::sregex_iterator()) == 1);
+    std::smatch m;
+    std::regex_search(text, m, line);
+    text.replace(static_cast<size_t>(m.position(1)), static_cast<size_t>(m.length(1)), value);
+  }
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("systolic_test_symmetry_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / preset).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("compile_system gives every chip the program compiling it whole gives", "[symmetry]") {
@@ -143,6 +188,110 @@ TEST_CASE("compile_system gives every chip the program compiling it whole gives"
   CHECK(
       (plain[0] == plain[3] &&
        same_program(*plain[2], compile(ring, testing::gemm_workload({{"g", 64, 32, 48, {}, 1, "w:1"}}), 2))));
+}
+
+TEST_CASE(
+    "compile_system fans out decomposed collectives and mesh groups: each chip's program is its whole "
+    "compile's",
+    "[symmetry][overlap]") {
+  const std::string v5e8 = std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tpu-v5e-8.yaml";
+  const std::string model = model_with("llama2-70b.yaml", {{"layers", "2"}});
+  // Llama-2-70B (two layers) prefill 1 x 2048 sharded --tp N, overlap on: its all-gathers before
+  // the projections and reduce-scatters after them are decomposed into N - 1 steps (the
+  // reduce-scatters' additions interleaved with the matmul's row blocks), on a ring of 2 and 4
+  // (ring and bidir_ring) and on tpu-v5e-8's 2x4 mesh; then --mesh dp=2,tp=4 there.
+  struct Case {
+    std::vector<std::string> ici;
+    int64_t tp;
+  };
+  for (const Case& k : std::vector<Case>{{{"ici.topology=ring", "ici.dims=2", "ici.algorithm=ring"}, 2},
+                                         {{"ici.topology=ring", "ici.dims=4", "ici.algorithm=bidir_ring"}, 4},
+                                         {{"ici.topology=ring", "ici.dims=4", "ici.algorithm=ring"}, 4},
+                                         {{}, 8}}) {
+    std::vector<std::string> set = {"memory.ideal=true", "hbm.capacity_bytes=64 GiB", "ici.wraparound=true"};
+    if (k.ici.empty()) set = {"memory.ideal=true", "hbm.capacity_bytes=64 GiB"};
+    set.insert(set.end(), k.ici.begin(), k.ici.end());
+    const ChipConfig c = load_config(v5e8, set);
+    INFO("tp " << k.tp << " " << c.ici.algorithm);
+    WorkloadOptions options{"1x2048", "prefill"};
+    options.tp = k.tp;
+    const std::vector<Workload> shares = load_system_workloads(model, options, c.ici.build_topology());
+    REQUIRE(decomposed(c, shares[0]) == 4 * 2);  // per layer: 2 all-gathers, 2 reduce-scatters
+    check_each_chip(c, shares);
+    // One workload: each stream the chips have alike is held once (MXUs, DMA, the additions
+    // of equal blocks), the ICI streams are each chip's.
+    const auto programs = compile_system(c, shares);
+    for (size_t chip = 1; chip < shares.size(); ++chip) {
+      const auto &a = programs[0]->streams, &b = programs[chip]->streams;
+      for (size_t s = 0; s + 1 < a.size(); ++s) CHECK(b[s].instructions.shares(a[s].instructions));
+      CHECK_FALSE(b.back().instructions.shares(a.back().instructions));
+    }
+  }
+  // A mesh's chips have workloads of their own (their groups, their places), alike but for
+  // which chips: dp=2,tp=4 compiles once, and every chip's MXU and DMA streams are one list.
+  const ChipConfig v5e = load_config(v5e8, {"memory.ideal=true", "hbm.capacity_bytes=64 GiB"});
+  WorkloadOptions mesh{"2x2048", "prefill"};
+  mesh.mesh = "dp=2,tp=4";
+  const std::vector<Workload> replicas = load_system_workloads(model, mesh, v5e.ici.build_topology());
+  REQUIRE(decomposed(v5e, replicas[0]) == 4 * 2);
+  CHECK_FALSE(replicas[0] == replicas[1]);
+  CHECK(replicas[0].equal_but_chips(replicas[1]));
+  check_each_chip(v5e, replicas);
+  const auto shared = compile_system(v5e, replicas);
+  for (size_t chip = 1; chip < replicas.size(); ++chip)
+    CHECK(shared[chip]->streams[0].instructions.shares(shared[0]->streams[0].instructions));
+  // Pipeline stages (their permutes on channels), each over dp=2 x tp=2: the two stages are
+  // compiled apart, each stage's four chips once.
+  mesh.bucket = "4x1024";
+  mesh.mesh = "pp=2,dp=2,tp=2";
+  mesh.micro_batches = 2;
+  const std::vector<Workload> stages = load_system_workloads(model, mesh, v5e.ici.build_topology());
+  check_each_chip(v5e, stages);
+  const auto staged = compile_system(v5e, stages);
+  int stage_lists = 0;
+  for (size_t chip = 0; chip < stages.size(); ++chip) {
+    size_t first = 0;
+    while (!stages[first].equal_but_chips(stages[chip])) ++first;
+    stage_lists += first == chip ? 1 : 0;
+    CHECK(staged[chip]->streams[0].instructions.shares(staged[first]->streams[0].instructions));
+  }
+  CHECK(stage_lists == 2);
+  // Experts over dp=2 x tp=4 (ep=8, all-to-alls over the expert group): routed uniformly every
+  // chip's experts get as many tokens and the eight chips compile once; with a skew each chip's
+  // get other counts, and each chip compiles its own.
+  const std::string moe_model = model_with("deepseek-v3-moe.yaml", {{"layers", "2"}, {"dense_layers", "1"}});
+  WorkloadOptions moe{"2x512", "prefill"};
+  moe.mesh = "dp=2,tp=4,ep=8";
+  for (const std::string routing : {"uniform", "skewed"}) {
+    moe.routing = routing;
+    const std::vector<Workload> experts = load_system_workloads(moe_model, moe, v5e.ici.build_topology());
+    check_each_chip(v5e, experts);
+    CHECK(experts[0].equal_but_chips(experts[5]) == (routing == "uniform"));
+  }
+  // A hand-made matmul and collective of sizes the group's chips do not divide: each chip's
+  // blocks and additions come out of other sizes.
+  const ChipConfig ring4 = load_config(v5e8, {"memory.ideal=true", "ici.topology=ring", "ici.dims=4",
+                                              "ici.wraparound=true", "ici.algorithm=bidir_ring"});
+  for (const bool gather : {true, false}) {
+    Gemm g;
+    g.name = "mm";
+    g.m = 2047;
+    g.k = gather ? 4095 : 1024;
+    g.n = gather ? 1024 : 4095;
+    g.dtype = DType::bf16;
+    g.source = "test:1";
+    CollectiveWork x;
+    x.name = "x";
+    x.kind = gather ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
+    x.bytes = static_cast<uint64_t>(g.m) * 4095 * 2;
+    x.decompose = gather ? Decompose::next_gemm : Decompose::previous_gemm;
+    x.after_gemms = gather ? 0 : 1;
+    x.source = "test:2";
+    Workload w = testing::gemm_workload({g});
+    w.collectives = {x};
+    REQUIRE(decomposed(ring4, w) == 1);
+    check_each_chip(ring4, every(ring4, w));
+  }
 }
 
 TEST_CASE("Chips that run alike are found, and where mirroring would not be exact they are not merged",
