@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
@@ -78,6 +80,13 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
   cmd->add_option("--poisson-requests", r.poisson_requests,
                   "With --poisson: how many requests to draw (default: as many as the log has)");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
+  // The CLI runs nothing else in its process, so it may fork workers (the Python module may not).
+  r.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cmd->add_option("-j,--jobs", r.jobs,
+                  fmt::format("Processes simulating the bucket shapes, ahead of the replay (default: the "
+                              "CPU count, {}; 1: each shape when the replay first needs it)",
+                              r.jobs))
+      ->check(CLI::Range(1, 256));
   cmd->add_option(
       "--tp", r.tp,
       "Chips per replica on a multi-chip config: 1 (default), its chip count, or any count whose slice "
