@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "models/common/error.hpp"
 #include "sim/cli/commands.hpp"
@@ -81,11 +79,11 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
                   "With --poisson: how many requests to draw (default: as many as the log has)");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
   // The CLI runs nothing else in its process, so it may fork workers (the Python module may not).
-  r.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Default 1: on a shared 2-core machine the workers' fresh memory cost more than they saved
+  // (docs/serving.md, "Simulating the shapes").
   cmd->add_option("-j,--jobs", r.jobs,
-                  fmt::format("Processes simulating the bucket shapes, ahead of the replay (default: the "
-                              "CPU count, {}; 1: each shape when the replay first needs it)",
-                              r.jobs))
+                  "Processes simulating the bucket shapes: N - 1 workers simulate the shapes the scheduler "
+                  "may run ahead of the replay (default 1: each shape when the replay first needs it)")
       ->check(CLI::Range(1, 256));
   cmd->add_option(
       "--tp", r.tp,

@@ -51,7 +51,7 @@ struct PackRequest {
   std::optional<int64_t> prefill_chips;
   std::optional<int64_t> decode_chips;
   // Processes simulating bucket shapes (ShapeSimulator::ahead): 1 simulates each shape when the
-  // replay first needs it, in this process; more fork workers (the CLI's -j, default its cores).
+  // replay first needs it, in this process; more fork workers (the CLI's -j).
   int jobs = 1;
 };
 
