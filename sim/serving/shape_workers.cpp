@@ -145,7 +145,7 @@ std::optional<ShapeCost> ShapeWorkers::cost(const serving::StepShape& shape) {
   // Nobody has it: simulated here, an error thrown here as without workers.
   try {
     slots_[i].cost = simulate_(shape);
-  } catch (...) {
+  } catch (...) {  // marks the slot failed, then rethrows: the error the replay has without workers
     slots_[i].state.store(kFailed);
     throw;
   }
