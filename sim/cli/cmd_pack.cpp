@@ -78,6 +78,13 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
   cmd->add_option("--poisson-requests", r.poisson_requests,
                   "With --poisson: how many requests to draw (default: as many as the log has)");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
+  // The CLI runs nothing else in its process, so it may fork workers (the Python module may not).
+  // Default 1: on a shared 2-core machine the workers' fresh memory cost more than they saved
+  // (docs/serving.md, "Simulating the shapes").
+  cmd->add_option("-j,--jobs", r.jobs,
+                  "Processes simulating the bucket shapes: N - 1 workers simulate the shapes the scheduler "
+                  "may run ahead of the replay (default 1: each shape when the replay first needs it)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option(
       "--tp", r.tp,
       "Chips per replica on a multi-chip config: 1 (default), its chip count, or any count whose slice "

@@ -21,6 +21,16 @@ int64_t widest_batch(const std::vector<packing::Bucket>& buckets) {
   return widest;
 }
 
+std::vector<StepShape> prefill_and_decode(const packing::BucketSet& buckets, bool every_decode) {
+  std::vector<StepShape> out;
+  for (const packing::Bucket& b : buckets.prefill) out.push_back({Phase::prefill, b.shape});
+  if (every_decode)
+    for (const packing::Bucket& b : buckets.decode) out.push_back({Phase::decode, b.shape});
+  else
+    out.push_back({Phase::decode, buckets.decode.back().shape});
+  return out;
+}
+
 SlotPool::SlotPool(int64_t slots, int64_t first) {
   for (int64_t s = first + slots - 1; s >= first; --s) free_.push_back(s);
 }

@@ -16,6 +16,9 @@ namespace systolic::serving {
 // `length`: the shortest that holds them, then the narrowest; nullopt when none does.
 std::optional<Shape> smallest_fit(const std::vector<packing::Bucket>& buckets, int64_t batch, int64_t length);
 int64_t widest_batch(const std::vector<packing::Bucket>& buckets);
+// Every prefill bucket of `buckets`, then its decode buckets: all of them, or only the last
+// (the [B slots, L] shape continuous batching runs).
+std::vector<StepShape> prefill_and_decode(const packing::BucketSet& buckets, bool every_decode);
 // The longest prompt a static-shape scheduler prefills: the longest S, or with
 // compile_new_shapes the model's context (0: no limit).
 int64_t prefill_limit(const ServeOptions& options);

@@ -73,6 +73,7 @@ CapacityOutput capacity_report(const ChipConfig& config, const CapacityRequest& 
 
   ShapeSimulator sim(setup.replica, r.serving.model, setup.tp);
   const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, setup.serve[0]);
+  sim.ahead(shapes_ahead(setup, r.serving.scheduler, nullptr), r.serving.jobs);
   const serving::CapacityReplay replay = [&](double rate_factor, int64_t replicas) {
     const packing::RequestLog log = serving::scale_rate(setup.log, rate_factor);
     return serving::summarize(

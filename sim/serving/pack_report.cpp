@@ -143,13 +143,26 @@ PackOutput serve_all_sets(const ChipConfig& config, const PackRequest& r, const 
   return out;
 }
 
+// Starts simulating the shapes every variant may need, before the first replay asks for one.
+void simulate_ahead(const ChipConfig& config, const std::vector<PackRequest>& variants,
+                    const std::vector<ServingSetup>& setups, ShapeSimulator& sim) {
+  if (variants[0].jobs <= 1) return;
+  const serving::SimulatedStepCost cost = simulated_step_cost(sim, config, setups[0].serve[0]);
+  std::vector<serving::StepShape> shapes;
+  for (size_t i = 0; i < variants.size(); ++i)
+    for (const serving::StepShape& s : shapes_ahead(setups[i], variants[i].scheduler, &cost))
+      shapes.push_back(s);
+  sim.ahead(std::move(shapes), variants[0].jobs);
+}
+
 }  // namespace
 
 PackOutput pack_report(const ChipConfig& config, const PackRequest& r, bool with_timeline, bool with_lanes) {
   // Everything is read and checked before anything is simulated.
-  const ServingSetup setup = prepare_serving(config, r);
-  ShapeSimulator sim(setup.replica, r.model, setup.tp);
-  return serve_all_sets(config, r, setup, sim, with_timeline, with_lanes);
+  const std::vector<ServingSetup> setups{prepare_serving(config, r)};
+  ShapeSimulator sim(setups[0].replica, r.model, setups[0].tp);
+  simulate_ahead(config, {r}, setups, sim);
+  return serve_all_sets(config, r, setups[0], sim, with_timeline, with_lanes);
 }
 
 std::vector<PackOutput> pack_compare(const ChipConfig& config, const std::vector<PackRequest>& variants,
@@ -158,6 +171,7 @@ std::vector<PackOutput> pack_compare(const ChipConfig& config, const std::vector
   for (const PackRequest& v : variants) setups.push_back(prepare_serving(config, v));
   // The variants differ only by scheduler and packer: one replica, so one cache of simulated shapes.
   ShapeSimulator sim(setups[0].replica, variants[0].model, setups[0].tp);
+  simulate_ahead(config, variants, setups, sim);
   std::vector<PackOutput> out;
   for (size_t i = 0; i < setups.size(); ++i)
     out.push_back(serve_all_sets(config, variants[i], setups[i], sim, with_timeline, with_lanes));

@@ -4,6 +4,7 @@
 // forward step holds and drives the engine until every request has an outcome; the engine
 // keeps the clock, the records and the invariants.
 #include <string_view>
+#include <vector>
 
 #include "models/common/registry.hpp"
 #include "sim/packing/request_log.hpp"
@@ -22,6 +23,10 @@ class Scheduler {
   virtual void run(Engine& engine, const ServeOptions& options) const = 0;
   // How many chips hold KV caches, each with its own budget of options.kv_capacity_bytes.
   virtual int64_t kv_pools(const ServeOptions& /*options*/) const { return 1; }
+  // The static shapes its steps may run on `options`, which the chip simulator may simulate
+  // ahead of the replay (ShapeSimulator::ahead). A shape left out is simulated when a step first
+  // needs it; one listed that no step runs costs a worker's time only. Default: none.
+  virtual std::vector<StepShape> shapes(const ServeOptions& /*options*/) const { return {}; }
 };
 
 // Every registered scheduler.

@@ -279,6 +279,19 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& r) {
   return s;
 }
 
+std::vector<serving::StepShape> shapes_ahead(const ServingSetup& setup, const std::string& scheduler,
+                                             const serving::SimulatedStepCost* baseline) {
+  std::vector<serving::StepShape> out;
+  const serving::Scheduler& s = serving::schedulers().get(scheduler, "--scheduler");
+  for (const serving::ServeOptions& o : setup.serve)
+    for (const serving::StepShape& shape : s.shapes(o)) out.push_back(shape);
+  if (baseline)
+    for (const serving::StepShape& shape :
+         baseline->ladder_shapes(setup.serve[0].buckets.decode.back().shape.batch))
+      out.push_back(shape);
+  return out;
+}
+
 serving::SimulatedStepCost simulated_step_cost(ShapeSimulator& simulator, const ChipConfig& config,
                                                const serving::ServeOptions& first) {
   return serving::SimulatedStepCost(simulator, packing::array_tile(config.mxu.rows, config.mxu.cols),

@@ -50,6 +50,9 @@ struct PackRequest {
   // disaggregated: the chips of each pool (each a replica's tp chips); not with other schedulers.
   std::optional<int64_t> prefill_chips;
   std::optional<int64_t> decode_chips;
+  // Processes simulating bucket shapes (ShapeSimulator::ahead): 1 simulates each shape when the
+  // replay first needs it, in this process; more fork workers (the CLI's -j).
+  int jobs = 1;
 };
 
 struct ServingSetup {
@@ -74,5 +77,11 @@ ServingSetup prepare_serving(const ChipConfig& config, const PackRequest& reques
 // simulated for it anyway).
 serving::SimulatedStepCost simulated_step_cost(ShapeSimulator& simulator, const ChipConfig& config,
                                                const serving::ServeOptions& first);
+
+// The shapes `scheduler` may run on each bucket set of `setup` (Scheduler::shapes), and with
+// `baseline` those the varlen steps of the dynamic baseline are priced from (`cost`'s ladders,
+// the first set's decode slots): what ShapeSimulator::ahead simulates before the replay asks.
+std::vector<serving::StepShape> shapes_ahead(const ServingSetup& setup, const std::string& scheduler,
+                                             const serving::SimulatedStepCost* baseline);
 
 }  // namespace systolic

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/run/pipeline.hpp"
 
 namespace systolic {
@@ -13,10 +15,38 @@ WorkloadOptions shape_options(packing::Phase phase, packing::Shape shape) {
   return opts;
 }
 
-const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
-  const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  WorkloadOptions options = shape_options(phase, shape);
+ShapeSimulator::ShapeSimulator(const ChipConfig& config, std::string model_path, int64_t tp)
+    : config_(config), model_(std::move(model_path)), tp_(tp) {}
+
+ShapeSimulator::~ShapeSimulator() = default;
+
+namespace {
+
+// Largest first (prefill before decode, then by attention cells and tokens), so that the
+// longest simulations start first and the last to finish is a short one.
+bool larger(const serving::StepShape& a, const serving::StepShape& b) {
+  const serving::StepWork x = serving::fixed_work(a.phase, a.shape),
+                          y = serving::fixed_work(b.phase, b.shape);
+  const auto key = [](const serving::StepShape& s, const serving::StepWork& w) {
+    return std::make_tuple(s.phase == packing::Phase::prefill, w.cells, w.tokens, s.shape.batch);
+  };
+  return key(a, x) > key(b, y);
+}
+
+}  // namespace
+
+void ShapeSimulator::ahead(std::vector<serving::StepShape> shapes, int jobs) {
+  if (jobs <= 1 || workers_) return;
+  std::vector<serving::StepShape> unique;
+  for (const serving::StepShape& s : shapes)
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
+  std::stable_sort(unique.begin(), unique.end(), larger);
+  workers_ = std::make_unique<ShapeWorkers>(std::move(unique), jobs - 1,
+                                            [this](const serving::StepShape& s) { return simulate(s); });
+}
+
+ShapeCost ShapeSimulator::simulate(const serving::StepShape& step) const {
+  WorkloadOptions options = shape_options(step.phase, step.shape);
   options.tp = tp_;
   RunRequest request{config_, {model_, "", options}, {}, "pack"};
   const auto report = run(request).report;
@@ -29,7 +59,15 @@ const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape
   const double attention = kinds.contains("attention") ? kinds["attention"]["macs"].get<double>() : 0.0;
   const double issued = chip["totals"]["macs_issued"].get<double>();
   c.attention_share = issued > 0 ? attention / issued : 0.0;
-  return cache_.emplace(key, c).first->second;
+  return c;
+}
+
+const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape) {
+  const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const serving::StepShape step{phase, shape};
+  std::optional<ShapeCost> ahead = workers_ ? workers_->cost(step) : std::nullopt;
+  return cache_.emplace(key, ahead ? *ahead : simulate(step)).first->second;
 }
 
 }  // namespace systolic

@@ -21,6 +21,14 @@ int64_t SimulatedStepCost::round_up(int64_t length, const std::vector<int64_t>& 
   return (length + granule_ - 1) / granule_ * granule_;
 }
 
+std::vector<StepShape> SimulatedStepCost::ladder_shapes(int64_t slots) const {
+  std::vector<StepShape> out;
+  for (const int64_t s : ladders_.prefill) out.push_back({Phase::prefill, {1, s}});
+  for (int64_t n = 1; n <= slots; ++n)
+    for (const int64_t l : ladders_.decode) out.push_back({Phase::decode, {n, l}});
+  return out;
+}
+
 StepCharge SimulatedStepCost::fixed(Phase phase, Shape shape) const {
   const ShapeCost& c = simulator_.cost(phase, shape);
   return {c.seconds, c.energy_pj};

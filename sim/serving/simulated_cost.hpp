@@ -37,6 +37,10 @@ class SimulatedStepCost : public StepCost {
   SimulatedStepCost(ShapeSimulator& simulator, int64_t granule, int64_t max_lane = 0, Ladders ladders = {});
   StepCharge fixed(Phase phase, Shape shape) const override;
   StepCharge varlen(Phase phase, const std::vector<int64_t>& lengths) const override;
+  // The static shapes varlen steps are priced from when no step is longer than the ladders'
+  // last lengths and a decode step holds at most `slots` tokens: [1, S] for each prefill length
+  // and [n, L] for n = 1..slots and each decode length (for ShapeSimulator::ahead).
+  std::vector<StepShape> ladder_shapes(int64_t slots) const;
 
  private:
   int64_t round_up(int64_t length, const std::vector<int64_t>& ladder) const;

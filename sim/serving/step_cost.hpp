@@ -22,6 +22,13 @@ namespace systolic::serving {
 using packing::Phase;
 using packing::Shape;
 
+// A static step's phase and shape: what the chip simulator compiles and runs once.
+struct StepShape {
+  Phase phase = Phase::prefill;
+  Shape shape;
+  bool operator==(const StepShape& o) const { return phase == o.phase && shape == o.shape; }
+};
+
 struct StepCharge {
   double seconds = 0;
   double energy_pj = 0;

@@ -13,7 +13,11 @@ one this table does not classify, so a new one has to be argued here:
   invariant  it depends on no input: a program's own consistency (a registry filled twice, an
              engine handed another engine's stream, a conservation law), a resource failure of
              the machine (zlib or libcsv out of memory), or SystemC's own VCD output;
-  rethrow    a catch-all that removes a temporary file and rethrows what it caught.
+  rethrow    a catch-all that removes a temporary file (or marks a shared slot) and rethrows what
+             it caught;
+  deferred   a catch-all in a shape simulated ahead of the serving replay (shape_workers.cpp): the
+             shape is simulated again in the replay's own process when the replay asks for it,
+             which then meets the error itself; nothing escapes there.
 """
 import pathlib
 import re
@@ -118,6 +122,9 @@ SITES = {
     ("sim/report/timeline_file.cpp", "deflateInit2"): "invariant: zlib out of memory",
     ("sim/report/timeline_file.cpp", "catch (...)"): "rethrow",
     ("sim/serving/batching.cpp", "nothing can run"): SERVING,
+    ("sim/serving/shape_workers.cpp", "the replay simulates it again"): "deferred",
+    ("sim/serving/shape_workers.cpp", "nobody asked for it yet"): "deferred",
+    ("sim/serving/shape_workers.cpp", "then rethrows"): "rethrow",
     ("sim/serving/engine.cpp", "serving engine"): SERVING,
     ("sim/serving/metrics.cpp", "serving conservation"): SERVING,
     ("sim/serving/schedulers/chunked.cpp", "nothing can run"): SERVING,

@@ -293,3 +293,33 @@ def test_lane_view_lists_every_prefill_instance_with_segment_ids(systolic_bin, t
     assert sum(i["pad_tokens"] for i in instances) == sum(b["pad_tokens"] for b in prefill)
     text = page.read_text()
     assert text.startswith("<!DOCTYPE html>") and '"lanes_schema":2' in text
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_shapes_simulated_ahead_in_workers_change_no_byte(systolic_bin, tmp_path, scheduler):
+    """-j N simulates the scheduler's shapes in N - 1 worker processes besides the replay's own
+    (docs/serving.md, "Speed"): report.json and requests.csv are the bytes of -j 1, which
+    simulates each shape in the replay's process when a step first needs it."""
+    log = burst_log(tmp_path)
+    files = {}
+    for jobs in ("1", "3"):
+        run_cli("pack", "-c", TINY, "-m", MODEL, "--requests", log, "--buckets", BUCKETS, "--chunk-tokens", "8",
+                "--scheduler", scheduler, "-j", jobs, "-o", tmp_path / jobs, "-q")
+        files[jobs] = [(tmp_path / jobs / name).read_bytes() for name in ("report.json", "requests.csv")]
+    assert files["1"] == files["3"]
+
+
+def test_capacity_with_workers_changes_no_byte(systolic_bin, tmp_path):
+    log = burst_log(tmp_path, n=20)
+    files = {}
+    for jobs in ("1", "2"):
+        run_cli("capacity", "-c", TINY, "-m", MODEL, "--requests", log, "--buckets", BUCKETS, "--slo-ttft", "0.01",
+                "--slo-tbt", "0.01", "-j", jobs, "-o", tmp_path / jobs, "-q")
+        files[jobs] = [(tmp_path / jobs / name).read_bytes() for name in ("capacity.json", "capacity.csv")]
+    assert files["1"] == files["2"]
+
+
+def test_jobs_below_one_exits_2(systolic_bin, tmp_path):
+    proc = pack(tmp_path, "-j", "0", check=False)
+    assert proc.returncode == 2 and "--jobs" in proc.stderr
+    assert not (tmp_path / "out").exists()

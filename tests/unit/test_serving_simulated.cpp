@@ -2,6 +2,8 @@
 // one TPU v5e (traces/models/gpt2.yaml, configs/tpu-v5e.yaml), a few milliseconds per shape.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "serving_helpers.hpp"
 #include "sim/config/config.hpp"
 #include "sim/serving/scheduler.hpp"
@@ -83,4 +85,80 @@ TEST_CASE("serving SimulatedStepCost: ladders and lanes no longer than the conte
   // 300 + 600 fit one lane of 1024 (round_up(900) = 1024 <= 1024).
   CHECK(bounded.varlen(Phase::prefill, {300, 600}).seconds ==
         Approx(plain.varlen(Phase::prefill, {300, 600}).seconds).epsilon(1e-12));
+}
+
+namespace {
+// Every field, bit for bit: worker processes hand back the bytes the simulator computed.
+bool same_bits(const ShapeCost& a, const ShapeCost& b) { return std::memcmp(&a, &b, sizeof(ShapeCost)) == 0; }
+}  // namespace
+
+// Shapes simulated ahead in worker processes (sim/serving/shape_workers.hpp) cost exactly what
+// this process simulates, whoever took them; asking for one that was not listed simulates it
+// here; only the shapes asked for count.
+TEST_CASE("serving ShapeSimulator ahead: workers' costs are this process's, bit for bit", "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  const std::string model = kRepo + "/traces/models/gpt2.yaml";
+  ShapeSimulator alone(chip, model);
+  const std::vector<StepShape> shapes = {{Phase::prefill, {1, 128}}, {Phase::prefill, {2, 256}},
+                                         {Phase::decode, {4, 512}},  {Phase::decode, {1, 256}},
+                                         {Phase::prefill, {1, 512}}, {Phase::decode, {2, 1024}}};
+  for (const int jobs : {2, 3}) {
+    ShapeSimulator ahead(chip, model);
+    ahead.ahead(shapes, jobs);
+    for (auto it = shapes.rbegin(); it != shapes.rend(); ++it)  // not the order they were listed in
+      CHECK(same_bits(ahead.cost(it->phase, it->shape), alone.cost(it->phase, it->shape)));
+    CHECK(
+        same_bits(ahead.cost(Phase::prefill, {1, 384}), alone.cost(Phase::prefill, {1, 384})));  // not listed
+    CHECK(ahead.simulated() == shapes.size() + 1);
+  }
+  ShapeSimulator some(chip, model);
+  some.ahead(shapes, 2);
+  CHECK(same_bits(some.cost(Phase::decode, {4, 512}), alone.cost(Phase::decode, {4, 512})));
+  CHECK(some.simulated() == 1);  // the shapes nobody asked for are not counted
+}
+
+// A listed shape the simulator rejects (GPT-2's context is 1024 tokens) fails in the worker; the
+// replay meets the error itself, word for word, when it asks for that shape, and not before.
+TEST_CASE("serving ShapeSimulator ahead: a shape that fails fails when asked for, as without workers",
+          "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  const std::string model = kRepo + "/traces/models/gpt2.yaml";
+  ShapeSimulator alone(chip, model);
+  const std::string error = systolic::testing::input_error_of([&] { alone.cost(Phase::prefill, {1, 2048}); });
+  REQUIRE(error.find("max_seq") != std::string::npos);
+  ShapeSimulator ahead(chip, model);
+  ahead.ahead({{Phase::prefill, {1, 2048}}, {Phase::prefill, {1, 128}}}, 2);
+  CHECK(same_bits(ahead.cost(Phase::prefill, {1, 128}), alone.cost(Phase::prefill, {1, 128})));
+  CHECK(systolic::testing::input_error_of([&] { ahead.cost(Phase::prefill, {1, 2048}); }) == error);
+}
+
+// A whole replay (continuous with its shapes simulated ahead, then the dynamic baseline's varlen
+// steps) gives every request the same record as the replay that simulates each shape itself.
+TEST_CASE("serving on the simulator: a replay with shapes simulated ahead is the same replay", "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  const std::string model = kRepo + "/traces/models/gpt2.yaml";
+  ServeOptions o = systolic::testing::serve_options({{1, 128}, {1, 256}, {2, 256}}, {{4, 512}});
+  o.kv_bytes_per_token = 2 * 12 * 768 * 2;  // as above
+  o.kv_capacity_bytes = 1024.0 * 1024 * 1024;
+  const auto log = systolic::testing::request_log(
+      {{0, 200, 5}, {0.001, 100, 3}, {0.002, 250, 8}, {0.003, 60, 2}, {0.05, 120, 4}, {0.06, 230, 6}});
+  const auto replay = [&](int jobs) {
+    ShapeSimulator sim(chip, model);
+    const SimulatedStepCost cost(sim, kTile, 1024, {{128, 256}, {512}});
+    std::vector<StepShape> shapes = schedulers().get("continuous", "").shapes(o);
+    for (const StepShape& s : cost.ladder_shapes(4)) shapes.push_back(s);
+    sim.ahead(shapes, jobs);
+    return std::make_pair(serve(log, "continuous", cost, o), serve(log, "dynamic", cost, o));
+  };
+  const auto same = [](const ServeResult& a, const ServeResult& b) {
+    REQUIRE(a.records.size() == b.records.size());
+    for (size_t i = 0; i < a.records.size(); ++i) {
+      CHECK(a.records[i].first_token_s == b.records[i].first_token_s);
+      CHECK(a.records[i].last_token_s == b.records[i].last_token_s);
+      CHECK(a.records[i].energy_pj == b.records[i].energy_pj);
+    }
+  };
+  const auto one = replay(1), two = replay(2);
+  same(one.first, two.first);
+  same(one.second, two.second);
 }

@@ -29,6 +29,11 @@ class ChunkedPrefill : public Scheduler {
     validate_decode_shape(options.buckets.decode.back().shape, options);
   }
 
+  std::vector<StepShape> shapes(const ServeOptions& options) const override {
+    return {{Phase::prefill, {1, options.chunk_tokens}},
+            {Phase::decode, options.buckets.decode.back().shape}};
+  }
+
   void run(Engine& engine, const ServeOptions& options) const override {
     const Shape decode = options.buckets.decode.back().shape;
     const Engine::Limits limits{0, decode.length};

@@ -16,6 +16,9 @@ class ContinuousBatching : public Scheduler {
   void run(Engine& engine, const ServeOptions& options) const override {
     run_continuous(engine, options, Shapes::fixed);
   }
+  std::vector<StepShape> shapes(const ServeOptions& options) const override {
+    return prefill_and_decode(options.buckets, false);
+  }
 };
 
 const Registration<Scheduler> registration{

@@ -185,6 +185,9 @@ class Disaggregated : public Scheduler {
   void run(Engine& engine, const ServeOptions& options) const override { Pools(engine, options).run(); }
 
   int64_t kv_pools(const ServeOptions& options) const override { return options.decode_chips; }
+  std::vector<StepShape> shapes(const ServeOptions& options) const override {
+    return prefill_and_decode(options.buckets, false);
+  }
 
  private:
   static constexpr int64_t kMaxChips = 4096;

@@ -21,6 +21,10 @@ class StaticBatching : public Scheduler {
     for (const packing::Bucket& b : options.buckets.decode) validate_decode_shape(b.shape, options);
   }
 
+  std::vector<StepShape> shapes(const ServeOptions& options) const override {
+    return prefill_and_decode(options.buckets, true);
+  }
+
   void run(Engine& engine, const ServeOptions& options) const override {
     const Engine::Limits limits{prefill_limit(options), longest_decode(options.buckets)};
     Step step;
