@@ -113,6 +113,18 @@ def test_sweep_refuses_a_duplicate_grid_and_an_escaping_name(tmp_path, systolic_
     assert not (tmp_path / "out").exists()
 
 
+def test_sweep_spec_that_is_not_utf8(tmp_path, systolic_bin):
+    # Found by fuzz/sweep_spec_fuzzer.cpp: a Python traceback (UnicodeDecodeError), not one line.
+    spec = tmp_path / "s.yaml"
+    spec.write_bytes(SPEC.encode().replace(b"grid:", b"# \xc7\ngrid:"))
+    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE")
+    proc = subprocess.run([str(SYSTOLIC), "sweep", str(spec), "--dry-run"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("s.yaml:4: expected UTF-8 text, got byte 0xc7"), proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
+
+
 def test_sweep_dry_run_writes_nothing_and_points_are_counted_first(tmp_path, systolic_bin):
     proc = sweep(tmp_path, SPEC, "--dry-run")
     assert proc.returncode == 0, proc.stderr

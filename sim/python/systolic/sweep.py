@@ -319,10 +319,15 @@ def load_spec(spec, base_dir=None):
     else:
         source = os.fspath(spec)
         try:
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
+            with open(source, "rb") as f:
+                raw = f.read()
         except OSError as e:
             raise SpecError(f"{source}: cannot open sweep spec ({e.strerror})") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:  # found by fuzz/sweep_spec_fuzzer.cpp
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise SpecError(f"{source}:{line}: expected UTF-8 text, got byte {raw[e.start]:#04x}") from None
         try:
             node, data = _safety.strict_compose_load(text)
         except yaml.YAMLError as e:
