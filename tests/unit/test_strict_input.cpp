@@ -78,6 +78,17 @@ TEST_CASE("a key given twice is an error in every YAML input", "[strict]") {
              Contains("m.yaml:2: duplicate key 'a'"));
 }
 
+TEST_CASE("a key that is not a name is an error in every YAML input", "[strict]") {
+  // Found by the config fuzzer: "?" alone is a null key, and yaml-cpp's conversion of it (or of
+  // a list) to a key name threw its own exception past the reader: exit 1.
+  CHECK_THAT(config_error(temp_file("nullkey.yaml", "?\n: \xff\xff\xff\xff")),
+             Contains("nullkey.yaml:") && Contains("expected a key name, got"));
+  CHECK_THAT(config_error(temp_file("listkey.yaml", "name: x\nmxu:\n  ? [a]\n  : 1\n")),
+             Contains("listkey.yaml:3: expected a key name, got a list as a key"));
+  CHECK_THAT(testing::input_error_of([] { transformer::parse_model("[a, b]: 1\n", "m.yaml"); }),
+             Contains("m.yaml:1: expected a key name"));
+}
+
 TEST_CASE("a config path that is a directory is a clear error", "[strict]") {
   const std::string dir = std::filesystem::temp_directory_path().string();
   CHECK(config_error(dir) == dir + ": is a directory, expected a YAML file");
