@@ -237,7 +237,7 @@ Workload load_gemm_yaml(const std::string& path) {
   }
   try {
     return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
     fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed GEMM list: " + e.msg);
   }
 }

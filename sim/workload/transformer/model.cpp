@@ -220,7 +220,7 @@ ModelSpec parse_root(const std::string& path, const std::function<YAML::Node()>&
   }
   try {
     return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
     if (e.mark.line >= 0)
       throw InputError(
           fmt::format("{}:{}: malformed model file: {}", path, e.mark.line + 1, e.msg));
