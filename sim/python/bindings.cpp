@@ -318,48 +318,32 @@ void bind_run(py::module_& m) {
       "message the CLI prints.");
 }
 
-// A serving flag of `systolic pack` as pack()'s keyword: its key and the PackRequest field it sets.
-template <class T>
-struct ServingField {
-  const char* key;
-  T PackRequest::*field;
-};
-template <class T>
-ServingField(const char*, T PackRequest::*) -> ServingField<T>;
-
-// The serving flags (--scheduler ... --decode-chips) under the keys systolic/__init__.py
-// passes them with (each its field's name).
+// The serving flags of `systolic pack` (--scheduler ... --decode-chips) as pack()'s keywords:
+// (key, the PackRequest field it sets), each key its field's name, as systolic/__init__.py passes them.
 const auto kServingFields = std::make_tuple(
-    ServingField{"scheduler", &PackRequest::scheduler},
-    ServingField{"chunk_tokens", &PackRequest::chunk_tokens}, ServingField{"router", &PackRequest::router},
-    ServingField{"seed", &PackRequest::seed}, ServingField{"tp", &PackRequest::tp},
-    ServingField{"slo_ttft_s", &PackRequest::slo_ttft_s}, ServingField{"slo_tbt_s", &PackRequest::slo_tbt_s},
-    ServingField{"replicas", &PackRequest::replicas}, ServingField{"rate_scale", &PackRequest::rate_scale},
-    ServingField{"poisson_qps", &PackRequest::poisson_qps},
-    ServingField{"poisson_requests", &PackRequest::poisson_requests},
-    ServingField{"prefill_chips", &PackRequest::prefill_chips},
-    ServingField{"decode_chips", &PackRequest::decode_chips});
+    std::pair{"scheduler", &PackRequest::scheduler}, std::pair{"chunk_tokens", &PackRequest::chunk_tokens},
+    std::pair{"router", &PackRequest::router}, std::pair{"seed", &PackRequest::seed},
+    std::pair{"tp", &PackRequest::tp}, std::pair{"slo_ttft_s", &PackRequest::slo_ttft_s},
+    std::pair{"slo_tbt_s", &PackRequest::slo_tbt_s}, std::pair{"replicas", &PackRequest::replicas},
+    std::pair{"rate_scale", &PackRequest::rate_scale}, std::pair{"poisson_qps", &PackRequest::poisson_qps},
+    std::pair{"poisson_requests", &PackRequest::poisson_requests},
+    std::pair{"prefill_chips", &PackRequest::prefill_chips},
+    std::pair{"decode_chips", &PackRequest::decode_chips});
 
-template <class T>
-struct Optional : std::false_type {};
-template <class T>
-struct Optional<std::optional<T>> : std::true_type {};
-
-// o[key] into `field` when given and not None (an optional field takes the value itself).
+// o[key] into `field` when given and not None; an optional field takes the value itself.
 template <class T>
 void take(const py::dict& o, const char* key, T& field) {
-  if (!o.contains(key) || o[key].is_none()) return;
-  if constexpr (Optional<T>::value) {
-    field = o[key].cast<typename T::value_type>();
-  } else {
-    field = o[key].cast<T>();
-  }
+  if (o.contains(key) && !o[key].is_none()) field = o[key].cast<T>();
+}
+template <class T>
+void take(const py::dict& o, const char* key, std::optional<T>& field) {
+  if (o.contains(key) && !o[key].is_none()) field = o[key].cast<T>();
 }
 
 // The serving flags from pack()'s `serving` dict: {key: value}, None for a flag not given.
 // Every value is checked by prepare_serving, with the message the CLI prints.
 void apply_serving_options(PackRequest& r, const py::dict& o) {
-  std::apply([&](const auto&... f) { (take(o, f.key, r.*(f.field)), ...); }, kServingFields);
+  std::apply([&](const auto&... f) { (take(o, f.first, r.*(f.second)), ...); }, kServingFields);
 }
 
 // load_config, compile, pack, result_from_json: what the CLI commands do besides run.
