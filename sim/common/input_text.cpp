@@ -42,7 +42,7 @@ int64_t yaml_line(const YAML::Node& node, int64_t fallback) {
 
 std::string describe_yaml(const YAML::Node& node) {
   if (!node || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return "a list";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
   if (node.IsMap()) return "a map";
   return "'" + node.Scalar() + "'";
 }

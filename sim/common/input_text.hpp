@@ -18,7 +18,7 @@ std::optional<double> parse_double(std::string_view text);
 
 // 1-based line of a node, or `fallback` when yaml-cpp has no position for it.
 int64_t yaml_line(const YAML::Node& node, int64_t fallback);
-// "nothing", "a list", "a map" or the quoted scalar: what was found instead.
+// "nothing", "an empty list", "a list", "a map" or the quoted scalar: what was found instead.
 std::string describe_yaml(const YAML::Node& node);
 
 // Throws InputError "path:line: message" (line is 1-based; line <= 0 prints "path: message"):

@@ -12,7 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/error.hpp"
-#include "models/common/suggest.hpp"
+#include "sim/common/yaml_reader.hpp"
 #include "sim/packing/detail.hpp"
 #include "sim/packing/request_log.hpp"
 
@@ -23,13 +23,6 @@ using detail::fail;
 
 const std::vector<std::string> kKeys{"name", "prefill", "decode"};
 
-std::string describe(const YAML::Node& node) {
-  if (!node || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
-  if (node.IsMap()) return "a map";
-  return "'" + node.Scalar() + "'";
-}
-
 struct ListSpec {
   const char* key;
   const char* entry;   // "[B, S]"
@@ -39,9 +32,9 @@ struct ListSpec {
 const ListSpec kPrefill{"prefill", "[B, S]", "B (lanes)", "S (tokens per lane)"};
 const ListSpec kDecode{"decode", "[B, L]", "B (slots)", "L (KV length)"};
 
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  using YamlReader::YamlReader;
 
   BucketSet read(const YAML::Node& root) {
     BucketSet set;
@@ -49,30 +42,17 @@ class Reader {
     set.name = std::filesystem::path(path_).stem().string();
     const std::string expected =
         "expected a map with keys 'prefill' (a list of [B, S]) and 'decode' (a list of [B, L])";
-    if (!root || root.IsNull()) fail(path_, 0, "empty bucket set; " + expected);
-    if (!root.IsMap()) fail(path_, yaml_line(root, 1), expected + ", got " + describe(root));
-    std::set<std::string> seen;
-    for (const auto& entry : root) {
-      const int64_t line = yaml_line(entry.first, 1);
-      if (!entry.first.IsScalar())
-        fail(path_, line, "expected a key (name, prefill or decode), got " + describe(entry.first));
-      const std::string key = entry.first.Scalar();
-      if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
-        fail(path_, line,
-             fmt::format("unknown key '{}'{}; allowed: name, prefill, decode", key,
-                         did_you_mean(key, kKeys)));
-      seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_text)
-      if (key == "name") {
-        if (!entry.second.IsScalar() || entry.second.Scalar().empty())
-          fail(path_, yaml_line(entry.second, line),
-               "key 'name': expected a non-empty string, got " + describe(entry.second));
-        set.name = entry.second.Scalar();
-      } else if (key == "prefill") {
-        set.prefill = read_list(entry.second, line, kPrefill);
-      } else {
-        set.decode = read_list(entry.second, line, kDecode);
-      }
-    }
+    require_yaml_map(root, path_, "empty bucket set; " + expected, expected);
+    const auto seen =
+        read_map(root, 1, kKeys, "", [&](const std::string& key, const YAML::Node& v, int64_t line) {
+          if (key == "name") {
+            set.name = string_value(v, line, "name");
+          } else if (key == "prefill") {
+            set.prefill = read_list(v, line, kPrefill);
+          } else {
+            set.decode = read_list(v, line, kDecode);
+          }
+        });
     for (const ListSpec* spec : {&kPrefill, &kDecode}) {
       if (!seen.count(spec->key))
         fail(path_, yaml_line(root, 1),
@@ -89,15 +69,15 @@ class Reader {
       fail(path_, line,
            fmt::format("key '{}': expected a non-empty list of {} buckets, e.g. [[1, 2048], "
                        "[4, 8192]], got {}",
-                       spec.key, spec.entry, describe(list)));
+                       spec.key, spec.entry, describe_yaml(list)));
     std::vector<Bucket> out;
     std::map<Shape, int64_t> seen;
     for (const auto& e : list) {
       const int64_t eline = yaml_line(e, line);
       if (!e.IsSequence() || e.size() != 2)
         fail(path_, eline,
-             fmt::format("key '{}': each bucket must be a list of two integers {}, got {}{}",
-                         spec.key, spec.entry, describe(e),
+             fmt::format("key '{}': each bucket must be a list of two integers {}, got {}{}", spec.key,
+                         spec.entry, describe_yaml(e),
                          e.IsSequence() ? fmt::format(" of {} items", e.size()) : ""));
       Bucket b;
       b.line = static_cast<int>(eline);
@@ -115,21 +95,12 @@ class Reader {
     return out;
   }
 
-  int64_t positive(const YAML::Node& v, int64_t line, const ListSpec& spec, const char* what,
-                   int64_t max) {
-    const int64_t at = yaml_line(v, line);
-    const std::string expected = fmt::format("key '{}': {} of a {} bucket must be an integer in "
-                                             "[1, {}]",
-                                             spec.key, what, spec.entry, max);
-    if (!v.IsScalar()) fail(path_, at, expected + ", got " + describe(v));
-    if (v.Tag() == "!") fail(path_, at, expected + ", got the string '" + v.Scalar() + "'");
-    const auto value = parse_int64(v.Scalar());
-    if (!value || *value < 1 || *value > max)
-      fail(path_, at, expected + ", got '" + v.Scalar() + "'");
-    return *value;
+  int64_t positive(const YAML::Node& v, int64_t line, const ListSpec& spec, const char* what, int64_t max) {
+    return integer_value(v, line,
+                         fmt::format("key '{}': {} of a {} bucket must be an integer in [1, {}]", spec.key,
+                                     what, spec.entry, max),
+                         1, max);
   }
-
-  std::string path_;
 };
 
 void validate_inline(std::vector<Shape>& shapes, const ListSpec& spec, const std::string& name) {

@@ -12,9 +12,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -317,29 +318,32 @@ void bind_run(py::module_& m) {
       "message the CLI prints.");
 }
 
-// The serving flags of `systolic pack` (--scheduler ... --decode-chips), from pack()'s keywords
-// as systolic/__init__.py passes them: {name: value}, None for a flag not given. Every value is
-// checked by prepare_serving, with the message the CLI prints.
+// The serving flags of `systolic pack` (--scheduler ... --decode-chips) as pack()'s keywords:
+// (key, the PackRequest field it sets), each key its field's name, as systolic/__init__.py passes them.
+const auto kServingFields = std::make_tuple(
+    std::pair{"scheduler", &PackRequest::scheduler}, std::pair{"chunk_tokens", &PackRequest::chunk_tokens},
+    std::pair{"router", &PackRequest::router}, std::pair{"seed", &PackRequest::seed},
+    std::pair{"tp", &PackRequest::tp}, std::pair{"slo_ttft_s", &PackRequest::slo_ttft_s},
+    std::pair{"slo_tbt_s", &PackRequest::slo_tbt_s}, std::pair{"replicas", &PackRequest::replicas},
+    std::pair{"rate_scale", &PackRequest::rate_scale}, std::pair{"poisson_qps", &PackRequest::poisson_qps},
+    std::pair{"poisson_requests", &PackRequest::poisson_requests},
+    std::pair{"prefill_chips", &PackRequest::prefill_chips},
+    std::pair{"decode_chips", &PackRequest::decode_chips});
+
+// o[key] into `field` when given and not None; an optional field takes the value itself.
+template <class T>
+void take(const py::dict& o, const char* key, T& field) {
+  if (o.contains(key) && !o[key].is_none()) field = o[key].cast<T>();
+}
+template <class T>
+void take(const py::dict& o, const char* key, std::optional<T>& field) {
+  if (o.contains(key) && !o[key].is_none()) field = o[key].cast<T>();
+}
+
+// The serving flags from pack()'s `serving` dict: {key: value}, None for a flag not given.
+// Every value is checked by prepare_serving, with the message the CLI prints.
 void apply_serving_options(PackRequest& r, const py::dict& o) {
-  auto take = [&](const char* key, auto& field) {
-    if (o.contains(key) && !o[key].is_none()) field = o[key].cast<std::remove_reference_t<decltype(field)>>();
-  };
-  auto take_optional = [&](const char* key, auto& field) {
-    if (o.contains(key) && !o[key].is_none()) field = o[key].cast<typename std::remove_reference_t<decltype(field)>::value_type>();
-  };
-  take("scheduler", r.scheduler);
-  take("chunk_tokens", r.chunk_tokens);
-  take("router", r.router);
-  take("seed", r.seed);
-  take("tp", r.tp);
-  take_optional("slo_ttft_s", r.slo_ttft_s);
-  take_optional("slo_tbt_s", r.slo_tbt_s);
-  take_optional("replicas", r.replicas);
-  take_optional("rate_scale", r.rate_scale);
-  take_optional("poisson_qps", r.poisson_qps);
-  take_optional("poisson_requests", r.poisson_requests);
-  take_optional("prefill_chips", r.prefill_chips);
-  take_optional("decode_chips", r.decode_chips);
+  std::apply([&](const auto&... f) { (take(o, f.first, r.*(f.second)), ...); }, kServingFields);
 }
 
 // load_config, compile, pack, result_from_json: what the CLI commands do besides run.

@@ -12,6 +12,7 @@
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
 #include "models/mxu/dataflow.hpp"
+#include "sim/common/add_members.hpp"
 #include "sim/common/output_files.hpp"
 #include "sim/compile/capacity.hpp"
 #include "sim/compile/detail.hpp"
@@ -116,12 +117,8 @@ std::vector<Row> merge_rows(const Program& program, const std::vector<LayerTimes
     r.info.repeat += l.repeat;
     r.info.useful_macs += l.useful_macs;
     r.cycles += span;
-    r.t.busy += t.busy;
-    r.t.stalled += t.stalled;
-    r.t.vpu_busy += t.vpu_busy;
-    r.t.macs_issued += t.macs_issued;
-    r.t.hbm_read += t.hbm_read;
-    r.t.hbm_written += t.hbm_written;
+    add_members(r.t, t, &LayerTimes::busy, &LayerTimes::stalled, &LayerTimes::vpu_busy,
+                &LayerTimes::macs_issued, &LayerTimes::hbm_read, &LayerTimes::hbm_written);
     for (const auto& [engine, b] : t.engine_busy) r.t.engine_busy[engine] += b;
   }
   return rows;

@@ -1,4 +1,5 @@
 #include "sim/report/timeline_file.hpp"
+#include "sim/common/json_optional.hpp"
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -271,8 +272,7 @@ std::string write_timeline_temporary(const std::string& path, const ChipConfig& 
       WindowSink window(sink, *options.window);
       other = stream_system_timeline(config, programs, result, window);
       window.close();
-      other["window_cycles"] = {options.window->first.value_or(0),
-                                options.window->last ? json(*options.window->last) : json(nullptr)};
+      other["window_cycles"] = {options.window->first.value_or(0), options.window->last};
     } else {
       other = stream_system_timeline(config, programs, result, sink);
     }

@@ -1,4 +1,5 @@
 #include "sim/serving/capacity_report.hpp"
+#include "sim/common/json_optional.hpp"
 
 #include <fmt/format.h>
 
@@ -51,9 +52,7 @@ json header(const ChipConfig& config, const CapacityRequest& r, const ServingSet
   j["packer"] = setup.pack.packer;
   j["window_ms"] = p.window_ms;
   j["compile_new_shapes"] = p.compile_new_shapes;
-  j["arrivals"] = {{"rate_scale", p.rate_scale ? json(*p.rate_scale) : json(nullptr)},
-                   {"poisson_qps", p.poisson_qps ? json(*p.poisson_qps) : json(nullptr)},
-                   {"seed", p.seed}};
+  j["arrivals"] = {{"rate_scale", p.rate_scale}, {"poisson_qps", p.poisson_qps}, {"seed", p.seed}};
   j["slo"] = {{"ttft_s", o.slo.ttft_s}, {"tbt_s", o.slo.tbt_s}};
   j["target"] = o.target;
   j["tolerance"] = o.tolerance;

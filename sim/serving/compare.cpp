@@ -56,6 +56,48 @@ void each_row(const std::vector<PackOutput>& variants, Row&& row) {
           replay["bucket_set"].get<std::string>(), replay);
 }
 
+// How the comparison is written: the key cells of a row (scheduler, packer, bucket set), the
+// heading of a column and a value's cell (NaN: the replay has none).
+struct TableStyle {
+  std::string (*keys)(const std::string& scheduler, const std::string& packer, const std::string& set);
+  const char* set_heading;
+  std::string (*heading)(const Column& c);
+  std::string (*cell)(const Column& c, double v);
+};
+
+// comparison.csv: 9 significant digits, an empty cell for no value.
+const TableStyle kCsv{
+    [](const std::string& scheduler, const std::string& packer, const std::string& set) {
+      return fmt::format("{},{},{}", scheduler, packer, set);
+    },
+    "bucket_set", [](const Column& c) { return fmt::format(",{}", c.name); },
+    [](const Column&, double v) { return std::isnan(v) ? std::string(",") : fmt::format(",{:.9g}", v); }};
+
+// The terminal's table: aligned columns, 4 significant digits, "-" for no value.
+size_t width(const Column& c) { return std::max<size_t>(10, std::string(c.name).size()); }
+const TableStyle kAligned{
+    [](const std::string& scheduler, const std::string& packer, const std::string& set) {
+      return fmt::format("{:<14} {:<21} {:<14}", scheduler, packer, set);
+    },
+    "bucket set", [](const Column& c) { return fmt::format(" {:>{}}", c.name, width(c)); },
+    [](const Column& c, double v) {
+      return std::isnan(v) ? fmt::format(" {:>{}}", "-", width(c)) : fmt::format(" {:>{}.4g}", v, width(c));
+    }};
+
+// A heading line, then a line per replay of each variant.
+std::string comparison_table(const std::vector<PackOutput>& variants, const TableStyle& style) {
+  std::string out = style.keys("scheduler", "packer", style.set_heading);
+  for (const Column& c : columns()) out += style.heading(c);
+  out += "\n";
+  each_row(variants, [&](const std::string& scheduler, const std::string& packer, const std::string& set,
+                         const json& replay) {
+    out += style.keys(scheduler, packer, set);
+    for (const Column& c : columns()) out += style.cell(c, value(replay, c));
+    out += "\n";
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> name_list(const std::string& value, const std::string& flag) {
@@ -84,36 +126,11 @@ std::vector<PackRequest> pack_variant_requests(const PackRequest& r) {
 }
 
 std::string comparison_csv(const std::vector<PackOutput>& variants) {
-  std::string out = "scheduler,packer,bucket_set";
-  for (const Column& c : columns()) out += fmt::format(",{}", c.name);
-  out += "\n";
-  each_row(variants, [&](const std::string& scheduler, const std::string& packer, const std::string& set,
-                         const json& replay) {
-    out += fmt::format("{},{},{}", scheduler, packer, set);
-    for (const Column& c : columns()) {
-      const double v = value(replay, c);
-      out += std::isnan(v) ? std::string(",") : fmt::format(",{:.9g}", v);
-    }
-    out += "\n";
-  });
-  return out;
+  return comparison_table(variants, kCsv);
 }
 
 std::string format_comparison(const std::vector<PackOutput>& variants) {
-  const auto width = [](const Column& c) { return std::max<size_t>(10, std::string(c.name).size()); };
-  std::string out = fmt::format("{:<14} {:<21} {:<14}", "scheduler", "packer", "bucket set");
-  for (const Column& c : columns()) out += fmt::format(" {:>{}}", c.name, width(c));
-  out += "\n";
-  each_row(variants, [&](const std::string& scheduler, const std::string& packer, const std::string& set,
-                         const json& replay) {
-    out += fmt::format("{:<14} {:<21} {:<14}", scheduler, packer, set);
-    for (const Column& c : columns()) {
-      const double v = value(replay, c);
-      out += std::isnan(v) ? fmt::format(" {:>{}}", "-", width(c)) : fmt::format(" {:>{}.4g}", v, width(c));
-    }
-    out += "\n";
-  });
-  return out;
+  return comparison_table(variants, kAligned);
 }
 
 }  // namespace systolic

@@ -1,4 +1,5 @@
 #include "sim/serving/pack_report.hpp"
+#include "sim/common/json_optional.hpp"
 
 #include <fmt/format.h>
 
@@ -86,9 +87,9 @@ json report_header(const ChipConfig& config, const PackRequest& r, const Serving
                       {"replicas", setup.replicas},
                       {"tp", setup.tp},
                       {"router", r.router},
-                      {"rate_scale", r.rate_scale ? json(*r.rate_scale) : json(nullptr)},
-                      {"poisson_qps", r.poisson_qps ? json(*r.poisson_qps) : json(nullptr)},
-                      {"poisson_requests", r.poisson_requests ? json(*r.poisson_requests) : json(nullptr)},
+                      {"rate_scale", r.rate_scale},
+                      {"poisson_qps", r.poisson_qps},
+                      {"poisson_requests", r.poisson_requests},
                       {"seed", r.seed}};
   return report;
 }

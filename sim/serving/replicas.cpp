@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/common/error.hpp"
+#include "sim/common/add_members.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/scheduler.hpp"
 
@@ -12,16 +13,11 @@ namespace systolic::serving {
 namespace {
 
 void add(ServeTotals& into, const ServeTotals& t) {
-  into.steps += t.steps;
-  into.busy_s += t.busy_s;
-  into.energy_pj += t.energy_pj;
-  into.positions += t.positions;
-  into.useful += t.useful;
-  into.pad += t.pad;
+  add_members(into, t, &ServeTotals::steps, &ServeTotals::busy_s, &ServeTotals::energy_pj,
+              &ServeTotals::positions, &ServeTotals::useful, &ServeTotals::pad, &ServeTotals::compiled_shapes,
+              &ServeTotals::compile_stall_s);
   into.first_arrival_s = std::min(into.first_arrival_s, t.first_arrival_s);
   into.end_s = std::max(into.end_s, t.end_s);
-  into.compiled_shapes += t.compiled_shapes;
-  into.compile_stall_s += t.compile_stall_s;
 }
 
 }  // namespace

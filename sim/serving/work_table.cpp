@@ -1,5 +1,6 @@
 #include "sim/serving/work_table.hpp"
 
+#include "sim/common/add_members.hpp"
 #include "sim/serving/engine.hpp"
 
 namespace systolic::serving {
@@ -10,14 +11,9 @@ auto key_of(const ShapeWork& w) {
 }
 
 void add_counts(ShapeWork& into, const ShapeWork& w) {
-  into.runs += w.runs;
-  into.requests += w.requests;
-  into.segments += w.segments;
-  into.useful_tokens += w.useful_tokens;
-  into.pad_tokens += w.pad_tokens;
-  into.cells += w.cells;
-  into.seconds += w.seconds;
-  into.energy_pj += w.energy_pj;
+  add_members(into, w, &ShapeWork::runs, &ShapeWork::requests, &ShapeWork::segments,
+              &ShapeWork::useful_tokens, &ShapeWork::pad_tokens, &ShapeWork::cells, &ShapeWork::seconds,
+              &ShapeWork::energy_pj);
 }
 
 }  // namespace

@@ -5,9 +5,8 @@
 //     - {name: act, vector: relu, rows: 1024, cols: 2304}   # VPU work on the result above
 //     - {name: w8a16, m: 8, k: 4096, n: 4096, a_dtype: bf16, b_dtype: int8}   # mixed precision
 // Every problem is an InputError "path:line: ..." naming the key and what was expected.
-#include <algorithm>
+#include <limits>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/dtype.hpp"
-#include "models/common/suggest.hpp"
 #include "models/mxu/operands.hpp"
 #include "sim/common/scalars.hpp"
+#include "sim/common/yaml_reader.hpp"
 #include "sim/workload/detail.hpp"
 
 namespace systolic::workload_detail {
@@ -29,9 +28,9 @@ const std::vector<std::string> kGemmKeys{"name", "m", "k", "n", "dtype", "a_dtyp
 const std::vector<std::string> kCollectiveKeys{"name", "collective", "bytes", "dtype", "decompose"};
 const std::vector<std::string> kVectorKeys{"name", "vector", "rows", "cols", "dtype", "repeat"};
 
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  using YamlReader::YamlReader;
 
   Workload read(const YAML::Node& root) {
     Workload w;
@@ -39,28 +38,21 @@ class Reader {
     w.name = file_stem(path_);
     require_yaml_map(root, path_, "empty file; expected a map with key 'gemms' (see docs/workloads.md)",
                      "expected a map with key 'gemms' (a list of GEMMs)");
-    std::set<std::string> seen;
     YAML::Node gemms;
-    bool has_gemms = false;
-    for (const auto& entry : root) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t line = yaml_line(entry.first, 1);
-      check_key(key, line, kTopKeys, seen, "");
+    const auto top_key = [&](const std::string& key, const YAML::Node& v, int64_t line) {
       if (key == "name") {
         // A label for readers of the file; Workload::name stays the file stem (report.json).
-        string_value(entry.second, line, "name");
+        string_value(v, line, "name");
       } else {
-        gemms = entry.second;
+        gemms = v;
         gemms_line_ = line;
-        has_gemms = true;
       }
-    }
-    if (!has_gemms)
+    };
+    if (!read_map(root, 1, kTopKeys, "", top_key).count("gemms"))
       fail(path_, yaml_line(root, 1), "missing key 'gemms' (a list of {name, m, k, n})");
     if (!gemms.IsSequence() || gemms.size() == 0)
       fail(path_, yaml_line(gemms, gemms_line_),
-           fmt::format("key 'gemms': expected a non-empty list of GEMMs, got {}",
-                       gemms.IsSequence() ? "an empty list" : describe_yaml(gemms)));
+           fmt::format("key 'gemms': expected a non-empty list of GEMMs, got {}", describe_yaml(gemms)));
     for (const auto& g : gemms) {
       if (g.IsMap() && g["collective"]) {
         CollectiveWork c = read_collective(g);
@@ -81,71 +73,22 @@ class Reader {
   }
 
  private:
-  void check_key(const std::string& key, int64_t line, const std::vector<std::string>& allowed,
-                 std::set<std::string>& seen, const std::string& where) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string choices;
-      for (const auto& a : allowed) choices += (choices.empty() ? "" : ", ") + a;
-      fail(path_, line,
-           fmt::format("unknown key '{}'{}{}; allowed: {}", key, where, did_you_mean(key, allowed),
-                       choices));
-    }
-    seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_file)
-  }
-
   // Calls read(key, line, value) for every key of the list entry `g` (at `line`), after
   // rejecting unknown keys; then fails on the first of `required` it lacks.
   // `what` names the entry in messages ("GEMM", "vector", "collective").
   template <typename Read>
   void read_entry(const YAML::Node& g, int64_t line, const char* what, const std::vector<std::string>& allowed,
                   const std::vector<std::string>& required, const std::string& name, Read&& read) {
-    std::set<std::string> seen;
-    const std::string where = fmt::format(" in a {} entry", what);
-    for (const auto& entry : g) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t kline = yaml_line(entry.first, line);
-      check_key(key, kline, allowed, seen, where);
-      read(key, kline, entry.second);
-    }
-    std::string list;
-    for (const auto& r : required) list += (list.empty() ? "" : ", ") + r;
-    for (const auto& r : required)
-      if (!seen.count(r))
-        fail(path_, line, fmt::format("{} entry{}: missing key '{}' (required: {})", what,
-                                      name.empty() ? "" : " '" + name + "'", r, list));
+    const auto seen =
+        read_map(g, line, allowed, fmt::format(" in a {} entry", what),
+                 [&](const std::string& key, const YAML::Node& v, int64_t at) { read(key, at, v); });
+    require_keys(seen, required, line,
+                 fmt::format("{} entry{}", what, name.empty() ? "" : " '" + name + "'"));
   }
 
-  std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
-    if (!v.IsScalar() || v.Scalar().empty())
-      fail(path_, yaml_line(v, line),
-           fmt::format("key '{}': expected a non-empty string, got {}", key, describe_yaml(v)));
-    return v.Scalar();
-  }
-
-  int64_t positive_value(const YAML::Node& v, int64_t line, const std::string& key,
-                         const std::string& what) {
-    const int64_t at = yaml_line(v, line);
-    if (!v.IsScalar())
-      fail(path_, at, fmt::format("key '{}': expected {}, got {}", key, what, describe_yaml(v)));
-    if (v.Tag() == "!")  // quoted: a string, even if it looks like a number
-      fail(path_, at,
-           fmt::format("key '{}': expected {}, got the string '{}'", key, what, v.Scalar()));
-    const auto value = parse_int64(v.Scalar());
-    if (!value || *value <= 0)
-      fail(path_, at, fmt::format("key '{}': expected {}, got '{}'", key, what, v.Scalar()));
-    return *value;
-  }
-
-  // A name from an enum's table (a dtype, a collective, a vector kind) with did-you-mean.
-  template <class E, size_t N>
-  E name_value(const YAML::Node& v, int64_t kline, const std::string& key, const NameTable<E, N>& names) {
-    const std::string name = v.IsScalar() ? v.Scalar() : "";
-    const auto value = names.parse(name);
-    if (!value)
-      fail(path_, yaml_line(v, kline),
-           fmt::format("key '{}': expected one of {}, got {}{}", key, names.choices(), describe_yaml(v),
-                       names.suggest(name)));
-    return *value;
+  int64_t positive_value(const YAML::Node& v, int64_t line, const std::string& key, const std::string& what) {
+    return integer_value(v, line, fmt::format("key '{}': expected {}", key, what), 1,
+                         std::numeric_limits<int64_t>::max());
   }
 
   DType dtype_value(const YAML::Node& v, int64_t kline, const std::string& key = "dtype") {
@@ -278,7 +221,6 @@ class Reader {
     return out;
   }
 
-  std::string path_;
   int64_t gemms_line_ = 1;
 };
 
@@ -295,7 +237,7 @@ Workload load_gemm_yaml(const std::string& path) {
   }
   try {
     return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
     fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed GEMM list: " + e.msg);
   }
 }

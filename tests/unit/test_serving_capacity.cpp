@@ -14,8 +14,7 @@
 
 using namespace systolic;
 using namespace systolic::serving;
-using systolic::testing::request_log;
-using systolic::testing::serve_options;
+using namespace systolic::testing;
 
 namespace {
 

@@ -13,15 +13,7 @@
 
 using namespace systolic;
 using namespace systolic::serving;
-using systolic::testing::input_error_of;
-using systolic::testing::request_log;
-using systolic::testing::serve_options;
-
-namespace {
-const ClosedFormCost kCost({1.0, 0.125, 0.0}, {0.0, 1.0, 0.0});
-const auto kLog = [] { return request_log({{0, 4, 3}, {0, 3, 2}, {1, 6, 1}, {1, 2, 4}, {10, 4, 2}}); };
-ServeOptions options() { return serve_options({{1, 4}, {2, 4}, {1, 8}}, {{2, 16}}); }
-}  // namespace
+using namespace systolic::testing;
 
 TEST_CASE("serving percentile: nearest rank, as in its textbook definition", "[serving]") {
   // The worked example of the nearest-rank method (Wikipedia, "Percentile"): 15, 20, 35, 40, 50.
@@ -40,7 +32,7 @@ TEST_CASE("serving percentile: nearest rank, as in its textbook definition", "[s
 
 TEST_CASE("serving summary: latency, SLO attainment and goodput of the hand-worked static replay",
           "[serving]") {
-  const ServeResult r = serve(kLog(), "static", kCost, options());
+  const ServeResult r = hand_example().serve("static");
   const Summary s = summarize(r, Slo{3.0, 1.3});
   // TTFTs 2, 2, 5.5, 7, 3.25 (test_serving_schedulers.cpp): R0 and R1 meet TTFT <= 3 s and TBT
   // 1.25 <= 1.3 s; the others miss TTFT.
@@ -62,16 +54,18 @@ TEST_CASE("serving summary: latency, SLO attainment and goodput of the hand-work
 // [2, 4] 0 -> 2, decode -> 3.25 -> 4.5; {R2} in [1, 8] 4.5 -> 6.5; {R3, R4} in [2, 4] 6.5 ->
 // 8.5, decode [2, 16] -> 9.75 (R4 done) -> 11 -> 12.25 (R3 done). 5 requests in 12.25 s.
 TEST_CASE("serving overload line: offered load against the backlogged capacity", "[serving]") {
-  const double capacity = backlogged_capacity(kLog(), "static", kCost, options());
+  const double capacity =
+      backlogged_capacity(hand_example().log, "static", hand_example().cost, hand_example().options);
   CHECK(capacity == Approx(5 / 12.25));
   // 4 arrival gaps over 10 s = 0.4 requests/s offered: load 0.98, one replica keeps up.
-  const Summary s = summarize(serve(kLog(), "static", kCost, options()), std::nullopt, capacity);
+  const Summary s = summarize(hand_example().serve("static"), std::nullopt, capacity);
   CHECK(s.offered_rps == Approx(0.4));
   CHECK(s.load == Approx(0.98));
   CHECK(s.replicas == 1);
   // The same requests arriving twice as fast (over 5 s): load 1.96, two replicas.
   const auto fast = request_log({{0, 4, 3}, {0, 3, 2}, {0.5, 6, 1}, {0.5, 2, 4}, {5, 4, 2}});
-  const Summary f = summarize(serve(fast, "static", kCost, options()), std::nullopt, capacity);
+  const Summary f =
+      summarize(serve(fast, "static", hand_example().cost, hand_example().options), std::nullopt, capacity);
   CHECK(f.load == Approx(1.96));
   CHECK(f.replicas == 2);
   CHECK(format_summary(f).find("2 replicas would keep up") != std::string::npos);
@@ -82,12 +76,12 @@ TEST_CASE("serving overload line: offered load against the backlogged capacity",
   CHECK(j["latency_s"]["ttft"]["count"] == 5);
   CHECK(j["latency_s"]["tbt_mean"]["count"] == 4);
   CHECK(j["slo"].is_null());
-  CHECK(summary_json(summarize(serve(kLog(), "static", kCost, options())))["load"]["replicas"].is_null());
+  CHECK(summary_json(summarize(hand_example().serve("static")))["load"]["replicas"].is_null());
 }
 
 TEST_CASE("serving requests.csv: one row per request with the documented columns", "[serving]") {
   const auto log = request_log({{0, 4, 3}, {0.5, 40, 2}});
-  const ServeResult r = serve(log, "static", kCost, options());
+  const ServeResult r = serve(log, "static", hand_example().cost, hand_example().options);
   std::ostringstream out;
   write_requests_csv(out, r);
   std::istringstream lines(out.str());
@@ -106,18 +100,18 @@ TEST_CASE("serving requests.csv: one row per request with the documented columns
 
 TEST_CASE("serving bad input: clear errors naming what was expected", "[serving]") {
   const auto error_of_serve = [](const std::string& scheduler, const ServeOptions& o) {
-    return input_error_of([&] { serve(kLog(), scheduler, kCost, o); });
+    return input_error_of([&] { serve(hand_example().log, scheduler, hand_example().cost, o); });
   };
   CHECK(input_error_of([] { validate(Slo{0, 1}); }) == "SLO 'ttft_s': expected a time in seconds > 0, got 0");
-  const ServeResult r = serve(kLog(), "static", kCost, options());
+  const ServeResult r = hand_example().serve("static");
   CHECK(input_error_of([&] {
           summarize(r, Slo{1, -2});
         }) == "SLO 'tbt_s': expected a time in seconds > 0, got -2");
   const auto empty = request_log({});
-  CHECK(input_error_of([&] { serve(empty, "static", kCost, options()); }) ==
+  CHECK(input_error_of([&] { serve(empty, "static", hand_example().cost, hand_example().options); }) ==
         "test-log.csv: expected at least one request, got none");
   CHECK(
-      error_of_serve("contiguous", options()) ==
+      error_of_serve("contiguous", hand_example().options) ==
       "scheduler 'contiguous': expected one of static, continuous, chunked, disaggregated, dynamic (did you "
       "mean 'continuous'?)");
   // A decode shape that cannot hold a request: L = 1, or one slot's KV beyond the budget.
@@ -127,31 +121,31 @@ TEST_CASE("serving bad input: clear errors naming what was expected", "[serving]
   CHECK(error_of_serve("static", serve_options({{1, 4}}, {{2, 16}}, 15)) ==
         "bucket set 'test': decode shape [2, 16]: one slot's full context (16 tokens x 1 B = 16 B) exceeds "
         "kv_capacity_bytes (15 B); expected a shape whose slot fits the KV budget");
-  ServeOptions o = options();
+  ServeOptions o = hand_example().options;
   o.chunk_tokens = 0;
   CHECK(error_of_serve("chunked", o) ==
         "serving option 'chunk_tokens': expected prompt tokens per step in [1, 16777216], got 0");
-  o = options();
+  o = hand_example().options;
   o.kv_bytes_per_token = 0;
   CHECK(error_of_serve("dynamic", o) ==
         "serving option 'kv_bytes_per_token': expected KV-cache bytes per token of context (a number > 0), "
         "got 0");
-  o = options();
+  o = hand_example().options;
   o.kv_link_bytes_per_s = 0;
   CHECK(error_of_serve("disaggregated", o) ==
         "serving option 'kv_link_bytes_per_s': expected the bytes/s of the link the KV cache crosses "
         "(a number > 0), got 0");
-  o = options();
+  o = hand_example().options;
   o.window_s = -1;
   CHECK(error_of_serve("continuous", o) ==
         "serving option 'window_s': expected a batching window in seconds >= 0, got -1");
-  o = options();
+  o = hand_example().options;
   o.packer = "fist-fit";
   CHECK(
       error_of_serve("static", o) ==
       "serving option 'packer' 'fist-fit': expected one of none, first-fit (ff), first-fit-decreasing (ffd), "
       "best-fit (bf) (did you mean 'first-fit'?)");
-  o = options();
+  o = hand_example().options;
   o.decode_chips = 0;
   CHECK(error_of_serve("disaggregated", o) ==
         "serving option 'decode_chips': expected chips in [1, 4096], got 0");

@@ -14,8 +14,7 @@
 
 using namespace systolic;
 using namespace systolic::serving;
-using systolic::testing::request_log;
-using systolic::testing::serve_options;
+using namespace systolic::testing;
 
 namespace {
 
@@ -23,21 +22,35 @@ namespace {
 const ClosedFormCost kCost({1.0, 0.01, 0.0}, {0.0, 1.0, 0.0});
 
 // docs/packing.md's packer example: items 40, 70, 30, 50, 60 in lanes of 100, here five prompts
-// arriving together, each with one output token (no decode).
-packing::RequestLog five_prompts() {
-  return request_log({{0, 40, 1}, {0, 70, 1}, {0, 30, 1}, {0, 50, 1}, {0, 60, 1}});
-}
-
-ServeOptions five_lane_options(const std::string& packer) {
-  ServeOptions o = serve_options({{1, 100}, {2, 100}, {3, 100}, {4, 100}, {5, 100}}, {{1, 128}});
-  o.packer = packer;
-  return o;
+// arriving together, each with one output token (no decode), packed by `packer`.
+Example five_prompts(const std::string& packer) {
+  Example e{request_log({{0, 40, 1}, {0, 70, 1}, {0, 30, 1}, {0, 50, 1}, {0, 60, 1}}),
+            serve_options({{1, 100}, {2, 100}, {3, 100}, {4, 100}, {5, 100}}, {{1, 128}}), kCost};
+  e.options.packer = packer;
+  return e;
 }
 
 const ShapeWork& prefill_row(const ServeResult& r) {
   REQUIRE(r.shapes.size() == 1);
   REQUIRE(r.shapes[0].phase == Phase::prefill);
   return r.shapes[0];
+}
+
+// The counts of a work-table row, in the order ShapeWork declares them.
+std::vector<int64_t> counts(const ShapeWork& w) {
+  return {w.runs,           w.requests,     w.segments,    w.useful_tokens, w.pad_tokens,
+          w.cells.computed, w.cells.useful, w.cells.cross, w.cells.pad};
+}
+
+// A work-table row against one worked by hand: its phase and shape, its counts and its charge.
+void check_row(const ShapeWork& got, const ShapeWork& want) {
+  CHECK(got.phase == want.phase);
+  CHECK(got.varlen == want.varlen);
+  CHECK(got.shape == want.shape);
+  CHECK(got.runtime_shape == want.runtime_shape);
+  CHECK(counts(got) == counts(want));
+  CHECK(got.seconds == Approx(want.seconds));
+  CHECK(got.energy_pj == Approx(want.energy_pj));
 }
 
 }  // namespace
@@ -53,9 +66,9 @@ TEST_CASE("serving: a tighter packer pays less static-shape tax, against the sam
   for (const char* scheduler : {"static", "continuous", "disaggregated"}) {
     for (const auto& [packer, busy] : packers) {
       INFO(scheduler << " " << packer);
-      const ServeOptions o = five_lane_options(packer);
-      const ServeResult r = serve(five_prompts(), scheduler, kCost, o);
-      const ServeResult baseline = serve(five_prompts(), "dynamic", kCost, o);
+      const Example five = five_prompts(packer);
+      const ServeResult r = five.serve(scheduler);
+      const ServeResult baseline = five.serve("dynamic");
       CHECK(baseline.totals.busy_s == Approx(3.5));
       CHECK(baseline.totals.energy_pj == Approx(250));
       CHECK(r.totals.busy_s == Approx(busy));
@@ -68,42 +81,25 @@ TEST_CASE("serving: a tighter packer pays less static-shape tax, against the sam
   }
 }
 
-// first-fit-decreasing's [3, 100]: lanes {70 30}, {60 40}, {50}, each a 100 x 100 rectangle of
-// cells: useful 70^2 + 30^2 + 60^2 + 40^2 + 50^2 = 13,500; cross (100^2 - 5,800) + (100^2 -
-// 5,200) = 9,000; pad 100^2 - 50^2 = 7,500.
+// first-fit-decreasing's [3, 100]: lanes {70 30}, {60 40}, {50}, one step (1 + 0.01 * 300 = 4 s,
+// 300 pJ) of the 5 requests in 5 segments, 250 useful tokens and 50 pads. Each lane is a 100 x
+// 100 rectangle of cells: useful 70^2 + 30^2 + 60^2 + 40^2 + 50^2 = 13,500; cross (100^2 -
+// 5,800) + (100^2 - 5,200) = 9,000; pad 100^2 - 50^2 = 7,500.
 TEST_CASE("serving: the work table counts the packed lanes' attention cells", "[serving]") {
-  const ServeResult r = serve(five_prompts(), "static", kCost, five_lane_options("ffd"));
-  const ShapeWork& row = prefill_row(r);
-  CHECK(row.runs == 1);
-  CHECK(row.requests == 5);
-  CHECK(row.segments == 5);
-  CHECK(row.useful_tokens == 250);
-  CHECK(row.cells.computed == 30000);
-  CHECK(row.cells.useful == 13500);
-  CHECK(row.cells.cross == 9000);
-  CHECK(row.cells.pad == 7500);
-  CHECK(row.seconds == Approx(4));
-  CHECK(row.energy_pj == Approx(300));
+  const ServeResult r = five_prompts("ffd").serve("static");
+  check_row(prefill_row(r),
+            {Phase::prefill, false, {3, 100}, false, 1, 5, 5, 250, 50, {30000, 13500, 9000, 7500}, 4, 300});
 }
 
 // Decode rows: R0 (prompt 4, 3 tokens) and R1 (prompt 2, 2 tokens) at 0 through `continuous`,
-// decode [2, 16] = 1 + 0.02 = 1.02 s: steps {R0, R1} (KV 4 + 1, 2 + 1), {R0} (4 + 2): 3 of 4
-// slot-steps useful, cells 2 x 2 x 16 = 64 computed, 5 + 3 + 6 = 14 useful.
+// decode [2, 16] = 1 + 0.02 = 1.02 s and 2 pJ a step: steps {R0, R1} (KV 4 + 1, 2 + 1), {R0}
+// (4 + 2): 3 tokens, 3 of 4 slot-steps useful, cells 2 x 2 x 16 = 64 computed, 5 + 3 + 6 = 14
+// useful, none across requests.
 TEST_CASE("serving: decode rows count slot-steps and the KV positions attended", "[serving]") {
   const ServeResult r =
       serve(request_log({{0, 4, 3}, {0, 2, 2}}), "continuous", kCost, serve_options({{2, 4}}, {{2, 16}}));
   REQUIRE(r.shapes.size() == 2);
-  const ShapeWork& decode = r.shapes[1];
-  CHECK(decode.phase == Phase::decode);
-  CHECK(decode.shape == packing::Shape{2, 16});
-  CHECK(decode.runs == 2);
-  CHECK(decode.requests == 2);
-  CHECK(decode.useful_tokens == 3);
-  CHECK(decode.pad_tokens == 1);
-  CHECK(decode.cells.computed == 64);
-  CHECK(decode.cells.useful == 14);
-  CHECK(decode.cells.pad == 50);
-  CHECK(decode.seconds == Approx(2 * 1.02));
+  check_row(r.shapes[1], {Phase::decode, false, {2, 16}, false, 2, 2, 3, 3, 1, {64, 14, 0, 50}, 2 * 1.02, 4});
 }
 
 TEST_CASE(
@@ -145,18 +141,18 @@ TEST_CASE("serving: the batching window holds a prefill until the oldest request
   const auto log = request_log({{0, 40, 1}, {0.5, 30, 1}, {2.5, 50, 1}});
   ServeOptions o = serve_options({{1, 100}, {2, 100}}, {{1, 128}});
   o.packer = "first-fit";
-  o.window_s = 1;
-  const ServeResult r = serve(log, "static", kCost, o);
-  CHECK(r.records[0].ttft_s() == Approx(3));
-  CHECK(r.records[1].ttft_s() == Approx(2.5));
-  CHECK(r.records[2].ttft_s() == Approx(3));
-  CHECK(r.totals.steps == 2);
-  o.window_s = 0;
-  const ServeResult now = serve(log, "static", kCost, o);
-  CHECK(now.records[0].ttft_s() == Approx(2));
-  CHECK(now.records[1].ttft_s() == Approx(3.5));
-  CHECK(now.records[2].ttft_s() == Approx(3.5));
-  CHECK(now.totals.steps == 3);
+  struct Case {
+    double window_s;
+    std::vector<double> ttft;  // R0, R1, R2
+    int64_t steps;
+  };
+  for (const Case& c : {Case{1, {3, 2.5, 3}, 2}, Case{0, {2, 3.5, 3.5}, 3}}) {
+    INFO("window " << c.window_s << " s");
+    o.window_s = c.window_s;
+    const ServeResult r = serve(log, "static", kCost, o);
+    for (size_t i = 0; i < c.ttft.size(); ++i) CHECK(r.records[i].ttft_s() == Approx(c.ttft[i]));
+    CHECK(r.totals.steps == c.steps);
+  }
   // The window holds continuous, chunked, dynamic and disaggregated the same way.
   o.window_s = 1;
   o.chunk_tokens = 100;

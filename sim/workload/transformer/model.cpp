@@ -3,7 +3,6 @@
 // ...) by check_relations (model_checks.cpp), shared with validate_model for specs built in code.
 #include "sim/workload/transformer/model.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -16,9 +15,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/error.hpp"
-#include "models/common/suggest.hpp"
 #include "models/mxu/operands.hpp"
 #include "sim/common/input_text.hpp"
+#include "sim/common/yaml_reader.hpp"
 #include "sim/workload/transformer/model_checks.hpp"
 
 namespace systolic::transformer {
@@ -35,9 +34,9 @@ const std::vector<std::string> kMoeKeys{"experts", "top_k", "expert_ff", "shared
 const std::vector<std::string> kMlaKeys{"q_lora_rank", "kv_lora_rank", "rope_head_dim",
                                         "v_head_dim"};
 
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  using YamlReader::YamlReader;
 
   ModelSpec read(const YAML::Node& root) {
     ModelSpec m;
@@ -46,37 +45,11 @@ class Reader {
     require_yaml_map(root, path_, "empty file; expected a model description (see docs/transformers.md)",
                      "expected a map of model dimensions (layers, d_model, heads, ...)");
     lines_[""] = yaml_line(root, 1);
-    std::set<std::string> seen;
-    for (const auto& entry : root) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t line = yaml_line(entry.first, 1);
-      check_key(key, line, kTopKeys, seen, "");
-      lines_[key] = line;
-      const YAML::Node& v = entry.second;
-      if (key == "name") m.name = string_value(v, line, key);
-      else if (key == "kind") m.kind = choice(v, line, key, kModelKindNames);
-      else if (key == "layers") m.layers = int_value(v, line, key, 1, kMaxLayers, "number of layers");
-      else if (key == "d_model") m.d_model = int_value(v, line, key, 1, kMaxDim, "model width");
-      else if (key == "heads") m.heads = int_value(v, line, key, 1, kMaxDim, "query heads");
-      else if (key == "kv_heads") m.kv_heads = int_value(v, line, key, 1, kMaxDim, "key/value heads");
-      else if (key == "head_dim") m.head_dim = int_value(v, line, key, 1, kMaxDim, "width of one head");
-      else if (key == "attention_dim") m.attention_dim = int_value(v, line, key, 1, kMaxDim, "heads x head_dim");
-      else if (key == "d_ff") m.d_ff = int_value(v, line, key, 1, kMaxDim, "FFN width");
-      else if (key == "vocab") m.vocab = int_value(v, line, key, 1, kMaxDim, "vocabulary size");
-      else if (key == "max_seq") {
-        m.max_seq = int_value(v, line, key, 1, kMaxDim, "longest sequence");
-        m.max_seq_source = fmt::format("{}:{}", path_, line);
-      } else if (key == "dtype" || key == "weight_dtype" || key == "activation_dtype" || key == "kv_dtype")
-        types_[key] = dtype_value(v, line, key);
-      else if (key == "fp8_scale") m.precision.fp8_scale = scale_value(v, line, key);
-      else if (key == "norm") m.norm = choice(v, line, key, kNormKindNames);
-      else if (key == "activation") m.activation = choice(v, line, key, kActivationNames);
-      else if (key == "gated_ffn") m.gated_ffn = bool_value(v, line, key);
-      else if (key == "positional") m.positional = choice(v, line, key, kPositionalNames);
-      else if (key == "tied_embeddings") m.tied_embeddings = bool_value(v, line, key);
-      else if (key == "moe") m.moe = read_moe(v, line);
-      else m.mla = read_mla(v, line);  // mla
-    }
+    const auto seen =
+        read_map(root, 1, kTopKeys, "", [&](const std::string& key, const YAML::Node& v, int64_t line) {
+          lines_[key] = line;
+          read_key(m, key, v, line);
+        });
     for (const char* required : {"layers", "d_model", "heads", "vocab", "norm", "activation",
                                  "gated_ffn", "positional"})
       if (!seen.count(required))
@@ -96,6 +69,36 @@ class Reader {
   }
 
  private:
+  // One top-level key of the model file (checked and its line recorded by the caller), one a
+  // line, as a table.
+  void read_key(ModelSpec& m, const std::string& key, const YAML::Node& v, int64_t line) {
+    // clang-format off
+    if (key == "name") m.name = string_value(v, line, key);
+    else if (key == "kind") m.kind = name_value(v, line, key, kModelKindNames);
+    else if (key == "layers") m.layers = int_value(v, line, key, 1, kMaxLayers, "number of layers");
+    else if (key == "d_model") m.d_model = int_value(v, line, key, 1, kMaxDim, "model width");
+    else if (key == "heads") m.heads = int_value(v, line, key, 1, kMaxDim, "query heads");
+    else if (key == "kv_heads") m.kv_heads = int_value(v, line, key, 1, kMaxDim, "key/value heads");
+    else if (key == "head_dim") m.head_dim = int_value(v, line, key, 1, kMaxDim, "width of one head");
+    else if (key == "attention_dim") m.attention_dim = int_value(v, line, key, 1, kMaxDim, "heads x head_dim");
+    else if (key == "d_ff") m.d_ff = int_value(v, line, key, 1, kMaxDim, "FFN width");
+    else if (key == "vocab") m.vocab = int_value(v, line, key, 1, kMaxDim, "vocabulary size");
+    else if (key == "max_seq") {
+      m.max_seq = int_value(v, line, key, 1, kMaxDim, "longest sequence");
+      m.max_seq_source = fmt::format("{}:{}", path_, line);
+    } else if (key == "dtype" || key == "weight_dtype" || key == "activation_dtype" || key == "kv_dtype")
+      types_[key] = dtype_value(v, line, key);
+    else if (key == "fp8_scale") m.precision.fp8_scale = scale_value(v, line, key);
+    else if (key == "norm") m.norm = name_value(v, line, key, kNormKindNames);
+    else if (key == "activation") m.activation = name_value(v, line, key, kActivationNames);
+    else if (key == "gated_ffn") m.gated_ffn = bool_value(v, line, key);
+    else if (key == "positional") m.positional = name_value(v, line, key, kPositionalNames);
+    else if (key == "tied_embeddings") m.tied_embeddings = bool_value(v, line, key);
+    else if (key == "moe") m.moe = read_moe(v, line);
+    else m.mla = read_mla(v, line);  // mla
+    // clang-format on
+  }
+
   [[noreturn]] void fail_line(int64_t line, const std::string& message) const { systolic::fail(path_, line, message); }
 
   // Keys given, with nested ones as "moe.top_k".
@@ -105,34 +108,10 @@ class Reader {
     return top;
   }
 
-  void check_key(const std::string& key, int64_t line, const std::vector<std::string>& allowed,
-                 std::set<std::string>& seen, const std::string& where) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      fail_line(line, fmt::format("unknown key '{}'{}{}; allowed: {}", key, where,
-                                  did_you_mean(key, allowed), join(allowed)));
-    seen.insert(key);  // a key given twice was refused when the file was loaded (load_yaml_file)
-  }
-
-  std::string string_value(const YAML::Node& v, int64_t line, const std::string& key) {
-    if (!v.IsScalar() || v.Scalar().empty())
-      fail_line(yaml_line(v, line),
-                fmt::format("key '{}': expected a non-empty string, got {}", key, describe_yaml(v)));
-    return v.Scalar();
-  }
-
-  int64_t int_value(const YAML::Node& v, int64_t line, const std::string& key, int64_t lo,
-                    int64_t hi, const std::string& what) {
-    const int64_t at = yaml_line(v, line);
-    const std::string expected = fmt::format("an integer in [{}, {}] ({})", lo, hi, what);
-    if (!v.IsScalar())
-      fail_line(at, fmt::format("key '{}': expected {}, got {}", key, expected, describe_yaml(v)));
-    if (v.Tag() == "!")
-      fail_line(at, fmt::format("key '{}': expected {}, got the string '{}'", key, expected,
-                                v.Scalar()));
-    const auto value = parse_int64(v.Scalar());
-    if (!value || *value < lo || *value > hi)
-      fail_line(at, fmt::format("key '{}': expected {}, got '{}'", key, expected, v.Scalar()));
-    return *value;
+  int64_t int_value(const YAML::Node& v, int64_t line, const std::string& key, int64_t lo, int64_t hi,
+                    const std::string& what) {
+    return integer_value(
+        v, line, fmt::format("key '{}': expected an integer in [{}, {}] ({})", key, lo, hi, what), lo, hi);
   }
 
   bool bool_value(const YAML::Node& v, int64_t line, const std::string& key) {
@@ -142,16 +121,8 @@ class Reader {
               fmt::format("key '{}': expected true or false, got {}", key, describe_yaml(v)));
   }
 
-  template <class E, size_t N>
-  E choice(const YAML::Node& v, int64_t line, const std::string& key, const NameTable<E, N>& names) {
-    const std::string word = v.IsScalar() ? v.Scalar() : "";
-    if (const auto value = names.parse(word)) return *value;
-    fail_line(yaml_line(v, line), fmt::format("key '{}': expected one of {}, got {}{}", key,
-                                            names.choices(), describe_yaml(v), names.suggest(word)));
-  }
-
   DType dtype_value(const YAML::Node& v, int64_t line, const std::string& key) {
-    return choice(v, line, key, kDTypeNames);
+    return name_value(v, line, key, kDTypeNames);
   }
 
 
@@ -184,57 +155,53 @@ class Reader {
 
   // A nested map: checks keys and records "parent.key" lines.
   template <class F>
-  void read_map(const YAML::Node& v, int64_t line, const std::string& parent,
-                const std::vector<std::string>& keys, const std::vector<std::string>& required,
-                F&& on_key) {
+  void read_nested(const YAML::Node& v, int64_t line, const std::string& parent,
+                   const std::vector<std::string>& keys, const std::vector<std::string>& required,
+                   F&& on_key) {
     if (!v.IsMap())
-      fail_line(yaml_line(v, line), fmt::format("key '{}': expected a map with keys {}, got {}",
-                                              parent, join(keys), describe_yaml(v)));
-    std::set<std::string> seen;
-    for (const auto& entry : v) {
-      const std::string key = entry.first.as<std::string>();
-      const int64_t kline = yaml_line(entry.first, line);
-      check_key(key, kline, keys, seen, fmt::format(" in '{}'", parent));
-      lines_[fmt::format("{}.{}", parent, key)] = kline;
-      on_key(key, entry.second, kline);
-    }
-    for (const auto& r : required)
-      if (!seen.count(r))
-        fail_line(line, fmt::format("key '{}': missing key '{}' (required: {})", parent, r,
-                                    join(required)));
+      fail_line(yaml_line(v, line), fmt::format("key '{}': expected a map with keys {}, got {}", parent,
+                                                join(keys), describe_yaml(v)));
+    const auto seen = read_map(v, line, keys, fmt::format(" in '{}'", parent),
+                               [&](const std::string& key, const YAML::Node& value, int64_t kline) {
+                                 lines_[fmt::format("{}.{}", parent, key)] = kline;
+                                 on_key(key, value, kline);
+                               });
+    require_keys(seen, required, line, fmt::format("key '{}'", parent));
   }
 
+  // The nested keys one a line, as a table.
+  // clang-format off
   MoeSpec read_moe(const YAML::Node& v, int64_t line) {
     MoeSpec moe;
-    read_map(v, line, "moe", kMoeKeys, {"experts", "top_k", "expert_ff"},
-             [&](const std::string& key, const YAML::Node& value, int64_t kline) {
-               const std::string full = "moe." + key;
-               if (key == "experts") moe.experts = int_value(value, kline, full, 1, kMaxExperts, "routed experts");
-               else if (key == "top_k") moe.top_k = int_value(value, kline, full, 1, kMaxExperts, "experts per token");
-               else if (key == "expert_ff") moe.expert_ff = int_value(value, kline, full, 1, kMaxDim, "FFN width of one expert");
-               else if (key == "shared_experts") moe.shared_experts = int_value(value, kline, full, 0, kMaxExperts, "experts every token uses");
-               else moe.dense_layers = int_value(value, kline, full, 0, kMaxLayers, "leading layers with a dense FFN");
-             });
+    read_nested(v, line, "moe", kMoeKeys, {"experts", "top_k", "expert_ff"},
+                [&](const std::string& key, const YAML::Node& value, int64_t kline) {
+      const std::string full = "moe." + key;
+      if (key == "experts") moe.experts = int_value(value, kline, full, 1, kMaxExperts, "routed experts");
+      else if (key == "top_k") moe.top_k = int_value(value, kline, full, 1, kMaxExperts, "experts per token");
+      else if (key == "expert_ff") moe.expert_ff = int_value(value, kline, full, 1, kMaxDim, "FFN width of one expert");
+      else if (key == "shared_experts") moe.shared_experts = int_value(value, kline, full, 0, kMaxExperts, "experts every token uses");
+      else moe.dense_layers = int_value(value, kline, full, 0, kMaxLayers, "leading layers with a dense FFN");
+    });
     return moe;
   }
 
   MlaSpec read_mla(const YAML::Node& v, int64_t line) {
     MlaSpec mla;
-    read_map(v, line, "mla", kMlaKeys, {"kv_lora_rank"},
-             [&](const std::string& key, const YAML::Node& value, int64_t kline) {
-               const std::string full = "mla." + key;
-               if (key == "q_lora_rank") mla.q_lora_rank = int_value(value, kline, full, 0, kMaxDim, "query latent width; 0: none");
-               else if (key == "kv_lora_rank") mla.kv_lora_rank = int_value(value, kline, full, 1, kMaxDim, "KV latent width");
-               else if (key == "rope_head_dim") mla.rope_head_dim = int_value(value, kline, full, 0, kMaxDim, "decoupled rotary key width");
-               else {
-                 mla.v_head_dim = int_value(value, kline, full, 1, kMaxDim, "value width of one head");
-                 mla_v_given_ = true;
-               }
-             });
+    read_nested(v, line, "mla", kMlaKeys, {"kv_lora_rank"},
+                [&](const std::string& key, const YAML::Node& value, int64_t kline) {
+      const std::string full = "mla." + key;
+      if (key == "q_lora_rank") mla.q_lora_rank = int_value(value, kline, full, 0, kMaxDim, "query latent width; 0: none");
+      else if (key == "kv_lora_rank") mla.kv_lora_rank = int_value(value, kline, full, 1, kMaxDim, "KV latent width");
+      else if (key == "rope_head_dim") mla.rope_head_dim = int_value(value, kline, full, 0, kMaxDim, "decoupled rotary key width");
+      else {
+        mla.v_head_dim = int_value(value, kline, full, 1, kMaxDim, "value width of one head");
+        mla_v_given_ = true;
+      }
+    });
     return mla;
   }
+  // clang-format on
 
-  std::string path_;
   std::map<std::string, int64_t> lines_;  // key ("moe.top_k") -> line; "" -> the root map
   std::map<std::string, DType> types_;    // dtype, weight_dtype, activation_dtype, kv_dtype given
   bool mla_v_given_ = false;
@@ -253,7 +220,7 @@ ModelSpec parse_root(const std::string& path, const std::function<YAML::Node()>&
   }
   try {
     return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
     if (e.mark.line >= 0)
       throw InputError(
           fmt::format("{}:{}: malformed model file: {}", path, e.mark.line + 1, e.msg));
