@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds TARGETS in the instrumented tree (docs/reliability.md, "Sanitizers" and "Fuzzing"):
-#   fuzz/build.sh TARGET...        e.g. systolic unit_tests fuzz_readers fuzz_sweep_spec
+#   fuzz/build.sh TARGET...        e.g. systolic sanitized_tests fuzz_readers fuzz_sweep_spec
 # One tree, $ASAN_DIR (default build-asan), serves both the sanitizer step of the suite
 # (scripts/check.sh) and the fuzzers (fuzz/run.sh): clang -O1, AddressSanitizer +
 # UndefinedBehaviorSanitizer (any report is fatal: -fno-sanitize-recover) and libFuzzer's
@@ -15,6 +15,6 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR=1
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$ROOT" -B "$ASAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS="-O1 -fno-omit-frame-pointer" -DSYSTOLIC_FUZZ=ON -DSYSTOLIC_PYTHON=OFF \
+  -DCMAKE_CXX_FLAGS="-O1 -fno-omit-frame-pointer" -DCMAKE_UNITY_BUILD=ON -DSYSTOLIC_FUZZ=ON -DSYSTOLIC_PYTHON=OFF \
   -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" >/dev/null
 cmake --build "$ASAN_DIR" -j "${JOBS:-$(nproc)}" --target "$@"

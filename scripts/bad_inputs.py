@@ -14,6 +14,8 @@ Exit code 0 when every variant behaves, 1 otherwise (the failures are listed).
 """
 import argparse
 import collections
+import concurrent.futures
+import functools
 import os
 import re
 import shutil
@@ -202,19 +204,24 @@ def main():
     parser.add_argument("--skip", action="append", default=[], help="leave out this kind of input (repeatable)")
     parser.add_argument("--sanitized", action="store_true", help="also fail on a sanitizer report")
     parser.add_argument("--quiet", action="store_true", help="print only failures and the summary")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="variants run at once (default 1)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="systolic-bad-inputs-")
     rows, failures = [], []
     try:
-        for v in variants(os.path.abspath(args.systolic), work):
-            if (args.only and v.kind != args.only) or v.kind in args.skip:
-                continue
-            ok, note = outcome(v, os.path.abspath(args.systolic), work, args.sanitized)
-            rows.append((v.kind, v.what, ok, note))
-            if not ok:
-                failures.append(rows[-1])
-            if not args.quiet or not ok:
-                print(f"{'ok  ' if ok else 'FAIL'} {v.kind}: {v.what}: {note}", flush=True)
+        chosen = [v for v in variants(os.path.abspath(args.systolic), work)
+                  if not (args.only and v.kind != args.only) and v.kind not in args.skip]
+        run_one = functools.partial(outcome, systolic=os.path.abspath(args.systolic), work=work,
+                                    sanitized=args.sanitized)
+        # Each variant is its own process in its own folder: threads only wait on them. map()
+        # keeps the corpus order, so the table is the same whatever --jobs is.
+        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            for v, (ok, note) in zip(chosen, pool.map(run_one, chosen)):
+                rows.append((v.kind, v.what, ok, note))
+                if not ok:
+                    failures.append(rows[-1])
+                if not args.quiet or not ok:
+                    print(f"{'ok  ' if ok else 'FAIL'} {v.kind}: {v.what}: {note}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     kinds = collections.Counter(r[0] for r in rows)

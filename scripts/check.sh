@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sanitizers (docs/reliability.md, "Sanitizers"), the last step of scripts/test.sh. Builds the
-# CLI and the C++ unit tests with AddressSanitizer + UndefinedBehaviorSanitizer in the
+# CLI and the readers' C++ tests with AddressSanitizer + UndefinedBehaviorSanitizer in the
 # instrumented tree (fuzz/build.sh: build-asan, clang -O1, through ccache), then runs
-#   * the ctest cases of the readers, budgets, traces and configs, each in its own process
-#     (ctest runs one Catch2 case per process);
+#   * the C++ tests of the readers, budgets, traces and configs (the sanitized_tests binary,
+#     tests/CMakeLists.txt), each case in its own process (ctest runs one Catch2 case per process);
 #   * a set of CLI runs: the shipped examples on small shapes, each checked for exit 0, and the
 #     bad-input corpus (scripts/bad_inputs.py --sanitized), each checked for exit 2;
 #   * with CHECK_FUZZ_SECONDS=N (default 0: not in the suite, see docs/reliability.md), every
@@ -18,20 +18,20 @@
 # warning is expected and not a failure; detect_stack_use_after_return stays off for the same
 # reason (fake frames do not follow a switched stack), and detect_leaks is off because SystemC
 # never frees its kernel singletons. The stale stack poison a switch can leave (the false
-# positive of google/sanitizers#189) is why the ctest set is the readers' and budgets', whose
+# positive of google/sanitizers#189) is why the C++ set is the readers' and budgets', whose
 # SystemC runs are short, and not every case.
 source "$(dirname "$0")/common.sh"
 ensure_packages clang libclang-rt-14-dev python3-dev
 ASAN_DIR="${ASAN_DIR:-$ROOT/build-asan}"
 export ASAN_DIR
-"$ROOT/fuzz/build.sh" systolic unit_tests
+"$ROOT/fuzz/build.sh" systolic sanitized_tests
 
 export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1:abort_on_error=0:exitcode=99"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99"
 SAN="$ASAN_DIR/systolic"
 
 cd "$ASAN_DIR"
-ctest -j "$JOBS" --output-on-failure -R 'strict|budget|trace|config|GEMM list|model files|bucket set|buckets|YAML'
+ctest -j "$JOBS" --output-on-failure -R '^sanitized[.]'
 cd "$ROOT"
 
 # The shipped examples on small shapes, one process each: every reader, the compiler, both MXU
@@ -61,7 +61,7 @@ san_run pack -c "$tiny" -m "$ROOT/tests/py/data/tiny-lm.yaml" --requests "$ROOT/
 
 # Sweep specs are read by the Python package, which this tree does not build (SYSTOLIC_PYTHON=OFF);
 # their reader has its own harness (fuzz/sweep_spec_fuzzer.cpp).
-/usr/bin/python3 "$ROOT/scripts/bad_inputs.py" --systolic "$SAN" --sanitized --quiet --skip "sweep spec"
+/usr/bin/python3 "$ROOT/scripts/bad_inputs.py" --systolic "$SAN" --sanitized --quiet --skip "sweep spec" -j "$JOBS"
 
 if [ "${CHECK_FUZZ_SECONDS:-0}" -gt 0 ]; then
   for reader in config gemm_list topology model trace request_log bucket_set sweep_spec; do

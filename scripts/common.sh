@@ -11,7 +11,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config time
   libsystemc-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev catch2 zlib1g-dev libinih-dev libcsv-dev libhowardhinnant-date-dev
   protobuf-compiler libprotobuf-dev
-  pybind11-dev python3-dev python3-pytest python3-numpy python3-pandas python3-matplotlib
+  pybind11-dev python3-dev python3-pytest python3-pytest-xdist python3-numpy python3-pandas python3-matplotlib
   python3-distributed python3-yaml python3-onnx python3-tqdm python3-protobuf
   chromium gtkwave
 )
@@ -32,7 +32,9 @@ ensure_packages() {
 
 build() {
   # The Python module must be built for Debian's interpreter, whatever python3 is on PATH.
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  # A unity build (CMakeLists.txt says which files stay alone): a fresh build in about half the
+  # CPU time.
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
     -DPYTHON_EXECUTABLE=/usr/bin/python3 >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }

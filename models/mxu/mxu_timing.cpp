@@ -18,8 +18,6 @@ uint64_t checked_add(uint64_t a, uint64_t b) {
   return r;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 std::optional<MacRate> mac_rate_of(double per_cycle) {
   if (!(per_cycle > 0)) return std::nullopt;
   const bool fast = per_cycle >= 1;

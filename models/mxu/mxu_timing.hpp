@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "models/common/divide.hpp"
 #include "models/common/dtype.hpp"
 #include "models/common/names.hpp"
 
@@ -68,7 +69,6 @@ struct Folds {
 // Overflow-checked arithmetic for cycle counts: throws std::overflow_error.
 uint64_t checked_mul(uint64_t a, uint64_t b);
 uint64_t checked_add(uint64_t a, uint64_t b);
-int64_t ceil_div(int64_t a, int64_t b);
 
 // A dataflow that holds one operand in the array (ws: B, is: A) and streams S vectors per
 // fold through it; F folds:

@@ -3,6 +3,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "models/common/divide.hpp"
+
 namespace systolic {
 namespace {
 
@@ -11,8 +13,6 @@ std::optional<ConfigIssue> check_range(const char* field, int64_t value, int64_t
   if (value >= lo && value <= hi) return std::nullopt;
   return ConfigIssue{field, expected, std::to_string(value)};
 }
-
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 int64_t ceil_log2(int64_t v) {
   int64_t steps = 0;

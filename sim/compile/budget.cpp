@@ -27,7 +27,6 @@ uint64_t plus(uint64_t a, uint64_t b) {
 }  // namespace
 
 uint64_t estimate_instructions(const ChipConfig& config, const Workload& workload) {
-  using compile_detail::tiled::ceil_div;
   const auto plans = compile_detail::tiled::plan_entries(config, workload, true);
   uint64_t total = 0;
   for (size_t i = 0; i < workload.gemms.size(); ++i) {

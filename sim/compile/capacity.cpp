@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/divide.hpp"
 #include "models/common/error.hpp"
 #include "models/sram/scratchpad.hpp"  // format_bytes
 #include "sim/compile/detail.hpp"
@@ -19,8 +20,6 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr int64_t kMaxChips = 65536;  // the largest degree --mesh takes
-
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // Bits per element of the weights: the first matmul's B operand type (a transformer model has
 // one weight type for all of them).

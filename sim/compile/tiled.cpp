@@ -110,7 +110,7 @@ void TiledCompiler::declare_buffers() {
     const Gemm& g = workload_.gemms[i];
     const Widths ww = widths_of(config_, g);
     const auto per_copy = [&](int depth, int64_t slot) {
-      return static_cast<uint64_t>(ceil_div(depth, copies_) * slot);
+      return static_cast<uint64_t>(ceil_div(int64_t{depth}, int64_t{copies_}) * slot);
     };
     if (const auto& t = plans_[i].fused) {
       a_bytes = std::max(a_bytes, per_copy(t->vmem_slots, t->vmem_slot()));

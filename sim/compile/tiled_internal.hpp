@@ -15,14 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "models/common/divide.hpp"
 #include "sim/compile/collective.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/compile/overlap.hpp"
 
 namespace systolic::compile_detail::tiled {
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 inline uint64_t align(uint64_t a) { return (a + kHbmAlign - 1) / kHbmAlign * kHbmAlign; }
 
 // What one copy of each buffer may use: half of its scratchpad with double buffering (ping

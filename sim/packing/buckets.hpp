@@ -12,11 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "models/common/names.hpp"
 #include "sim/packing/request_log.hpp"  // kMaxTokens
 
 namespace systolic::packing {
 
 constexpr int64_t kMaxBatch = 4096;
+
+// Which pass a static shape runs: prefill (a prompt's tokens at once) or decode (one token per
+// slot). The lowering (sim/workload/transformer) and the serving replay use this one type.
+enum class Phase { prefill, decode };
+inline constexpr auto kPhaseNames = name_table<Phase>({{Phase::prefill, "prefill"}, {Phase::decode, "decode"}});
 
 // A static shape: prefill [B, S] (B lanes of S tokens) or decode [B slots, L] (KV length L).
 struct Shape {

@@ -210,7 +210,7 @@ Summary summarize(const PackResult& r) {
 
 namespace {
 
-nlohmann::ordered_json cells_json(const AttentionCells& c) {
+nlohmann::ordered_json cells_summary_json(const AttentionCells& c) {
   return {{"computed", c.computed},   {"useful", c.useful},
           {"masked", c.masked()},     {"masked_fraction", c.masked_fraction()},
           {"cross", c.cross},         {"pad", c.pad}};
@@ -221,7 +221,7 @@ nlohmann::ordered_json totals_json(const PhaseTotals& t) {
           {"useful_tokens", t.useful_tokens},
           {"pad_tokens", t.pad_tokens},
           {"fill", t.fill},
-          {"cells", cells_json(t.cells)},
+          {"cells", cells_summary_json(t.cells)},
           {"varlen_ideal", {{"tokens", t.ideal_tokens}, {"cells", t.ideal_cells}}}};
 }
 
@@ -262,7 +262,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
     row["useful_tokens"] = r.useful_tokens;
     row["pad_tokens"] = r.pad_tokens;
     row["fill"] = r.fill;
-    row["cells"] = cells_json(r.cells);
+    row["cells"] = cells_summary_json(r.cells);
     shapes.push_back(row);
   }
   j["shapes"] = shapes;

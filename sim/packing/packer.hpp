@@ -23,9 +23,6 @@
 
 namespace systolic::packing {
 
-enum class Phase { prefill, decode };
-inline constexpr auto kPhaseNames = name_table<Phase>({{Phase::prefill, "prefill"}, {Phase::decode, "decode"}});
-
 // A prompt longer than every prefill bucket: rejected as a shape mismatch, or split into
 // chunks. (A generation longer than every decode L: rejected, or truncated under split.)
 enum class Overflow { reject, split };

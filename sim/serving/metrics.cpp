@@ -29,10 +29,10 @@ void overload(const ServeResult& result, std::optional<double> capacity_rps, Sum
   s.replicas = std::isfinite(s.load) ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s.load))) : 0;
 }
 
-[[noreturn]] void broken(const std::string& what) { throw std::logic_error("serving conservation: " + what); }
+[[noreturn]] void conservation_broken(const std::string& what) { throw std::logic_error("serving conservation: " + what); }
 
 void check_outcome(const RequestRecord& r) {
-  if (!r.decided) broken(fmt::format("request {} has no outcome", r.id));
+  if (!r.decided) conservation_broken(fmt::format("request {} has no outcome", r.id));
   const bool ok = r.outcome == Outcome::rejected
                       ? r.generated_tokens == 0 && r.prefilled_tokens == 0 && r.reason != Reason::none
                   : r.outcome == Outcome::truncated
@@ -40,11 +40,11 @@ void check_outcome(const RequestRecord& r) {
                             r.reason != Reason::none
                       : r.generated_tokens == r.output_tokens && r.reason == Reason::none;
   if (!ok)
-    broken(fmt::format("request {}: outcome {} with {} of {} tokens", r.id, kOutcomeNames.name(r.outcome),
+    conservation_broken(fmt::format("request {}: outcome {} with {} of {} tokens", r.id, kOutcomeNames.name(r.outcome),
                        r.generated_tokens, r.output_tokens));
   if (r.served() &&
       !(r.arrival_s <= r.start_s && r.start_s <= r.first_token_s && r.first_token_s <= r.last_token_s))
-    broken(fmt::format("request {}: times out of order", r.id));
+    conservation_broken(fmt::format("request {}: times out of order", r.id));
 }
 
 // A number of summary_json for the terminal: 4 significant digits, "-" for null (does not exist).
@@ -66,15 +66,15 @@ void check_work_table(const ServeResult& result) {
     seconds += w.seconds, energy += w.energy_pj;
     useful += w.useful_tokens, pad += w.pad_tokens;
     if (w.cells.computed != w.cells.useful + w.cells.cross + w.cells.pad)
-      broken(
+      conservation_broken(
           fmt::format("{} row: cells computed != useful + cross + pad", packing::kPhaseNames.name(w.phase)));
   }
   if (std::abs(seconds - t.busy_s) > 1e-9 * std::max(1.0, t.busy_s))
-    broken(fmt::format("the work table's {} s != the busy time {} s", seconds, t.busy_s));
+    conservation_broken(fmt::format("the work table's {} s != the busy time {} s", seconds, t.busy_s));
   if (std::abs(energy - t.energy_pj) > 1e-9 * std::max(1.0, t.energy_pj))
-    broken(fmt::format("the work table's {} pJ != the total {} pJ", energy, t.energy_pj));
+    conservation_broken(fmt::format("the work table's {} pJ != the total {} pJ", energy, t.energy_pj));
   if (useful != t.useful || pad != t.pad)
-    broken(fmt::format("the work table holds {} useful + {} pad tokens, the steps computed {} + {}", useful,
+    conservation_broken(fmt::format("the work table holds {} useful + {} pad tokens, the steps computed {} + {}", useful,
                        pad, t.useful, t.pad));
 }
 
@@ -213,19 +213,19 @@ void check_conservation(const ServeResult& result) {
   double energy = 0;
   for (size_t i = 0; i < result.records.size(); ++i) {
     const RequestRecord& r = result.records[i];
-    if (r.id != static_cast<int64_t>(i)) broken(fmt::format("record {} has id {}", i, r.id));
+    if (r.id != static_cast<int64_t>(i)) conservation_broken(fmt::format("record {} has id {}", i, r.id));
     check_outcome(r);
     useful += r.useful_tokens();
     pad += r.pad_tokens;
     energy += r.energy_pj;
   }
   const ServeTotals& t = result.totals;
-  if (t.positions != t.useful + t.pad) broken("positions computed != useful + pad");
+  if (t.positions != t.useful + t.pad) conservation_broken("positions computed != useful + pad");
   if (useful != t.useful || pad != t.pad)
-    broken(fmt::format("records hold {} useful + {} pad tokens, the steps computed {} + {}", useful, pad,
+    conservation_broken(fmt::format("records hold {} useful + {} pad tokens, the steps computed {} + {}", useful, pad,
                        t.useful, t.pad));
   if (std::abs(energy - t.energy_pj) > 1e-9 * std::max(1.0, t.energy_pj))
-    broken(fmt::format("records' energy {} pJ != total {} pJ", energy, t.energy_pj));
+    conservation_broken(fmt::format("records' energy {} pJ != total {} pJ", energy, t.energy_pj));
   check_work_table(result);
 }
 

@@ -1,14 +1,43 @@
 #pragma once
 // Small chips and workloads the C++ tests build by hand.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "models/mxu/pe_grid.hpp"
+#include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace systolic::testing {
+
+inline const std::string kRepo = SYSTOLIC_SOURCE_DIR;
+inline const std::string kGemms = kRepo + "/traces/gemms";
+
+// A shipped chip config, configs/NAME.yaml, with --set style overrides.
+inline ChipConfig config_preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return load_config(kRepo + "/configs/" + name + ".yaml", overrides);
+}
+
+// Writes `content` to NAME in a per-process temp directory and returns its path.
+inline std::string temp_file(const std::string& name, const std::string& content) {
+  const auto dir = std::filesystem::temp_directory_path() / ("systolic_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+// Every chip of C's system runs W: compiled for all of them, simulated together.
+inline SystemResult run_on_every_chip(const ChipConfig& c, const Workload& w) {
+  return simulate_system(c, compile_system(c, std::vector<Workload>(static_cast<size_t>(c.ici.chips()), w)));
+}
 
 // A side x side int8 array (4x4 by default): the size the hand-worked examples use.
 inline ChipConfig tiny_chip(int64_t count, MxuModel model, Convention convention = Convention::tpu,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "fixtures.hpp"
 #include "models/area/die_cost.hpp"
 #include "models/area/pe_area.hpp"
 #include "models/area/sram_model.hpp"
@@ -17,9 +18,6 @@ using Catch::Detail::Approx;
 
 namespace {
 
-ChipConfig preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  return load_config(std::string(SYSTOLIC_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides);
-}
 
 }  // namespace
 
@@ -27,7 +25,7 @@ TEST_CASE("TPU v1: total within 20 % of the published die, blocks in the floorpl
   // Jouppi et al., ISCA 2017: die <= 331 mm^2; Unified Buffer 29 %, matrix unit 24 %,
   // accumulators 6 % (Figure 2). The PE and SRAM calibrations come from this die, so its total is
   // a consistency check; the accumulators' share is not calibrated.
-  const ChipArea a = chip_area(preset("tpu-v1"));
+  const ChipArea a = chip_area(testing::config_preset("tpu-v1"));
   CHECK(std::abs(a.total() - 331.0) / 331.0 < 0.20);
   CHECK(a.of(AreaBlock::vmem) > a.of(AreaBlock::mxu));
   CHECK(a.of(AreaBlock::mxu) > a.of(AreaBlock::accumulators));
@@ -37,7 +35,7 @@ TEST_CASE("TPU v1: total within 20 % of the published die, blocks in the floorpl
 TEST_CASE("TPU v4i: total within 20 % of the published die (nothing calibrated on it)", "[area]") {
   // Jouppi et al., ISCA 2021, Table 1 and Figure 6: 7 nm, die < 400 mm^2, "CMEM is 28% of the
   // area". The preset's 128 MiB weight buffer is the CMEM.
-  const ChipArea a = chip_area(preset("tpu-v4i"));
+  const ChipArea a = chip_area(testing::config_preset("tpu-v4i"));
   CHECK(std::abs(a.total() - 400.0) / 400.0 < 0.20);
   CHECK(a.of(AreaBlock::weights) / a.total() == Approx(0.28).margin(0.03));
   // 144 MiB of SRAM outweighs the four bf16 MXUs, which outweigh the vector unit.
@@ -48,7 +46,7 @@ TEST_CASE("TPU v4i: total within 20 % of the published die (nothing calibrated o
 
 TEST_CASE("Block areas add up to the total and the uncore is its configured share", "[area]") {
   for (const char* name : {"tpu-v1", "tpu-v4i", "tpu-v5e-8", "tiny-4x4"}) {
-    const ChipConfig c = preset(name);
+    const ChipConfig c = testing::config_preset(name);
     const ChipArea a = chip_area(c);
     double sum = 0;
     for (double v : a.mm2) sum += v;
@@ -68,10 +66,10 @@ TEST_CASE("Per-unit areas worked by hand", "[area]") {
   CHECK(sram_mm2(2 << 20, node_factors(TechNode::n7), 0.27) ==
         Approx(2 * sram_mm2(1 << 20, node_factors(TechNode::n7), 0.27)));
   // Doubling the array doubles the MXU area; moving 45 -> 7 nm multiplies it by the logic factor.
-  const ChipConfig v4i = preset("tpu-v4i");
+  const ChipConfig v4i = testing::config_preset("tpu-v4i");
   const double mxu7 = chip_area(v4i).of(AreaBlock::mxu);
-  CHECK(chip_area(preset("tpu-v4i", {"mxu.count=8"})).of(AreaBlock::mxu) == Approx(2 * mxu7));
-  CHECK(chip_area(preset("tpu-v4i", {"area.node=45nm"})).of(AreaBlock::mxu) *
+  CHECK(chip_area(testing::config_preset("tpu-v4i", {"mxu.count=8"})).of(AreaBlock::mxu) == Approx(2 * mxu7));
+  CHECK(chip_area(testing::config_preset("tpu-v4i", {"area.node=45nm"})).of(AreaBlock::mxu) *
             node_factors(TechNode::n7).logic_area ==
         Approx(mxu7));
 }
@@ -100,12 +98,12 @@ TEST_CASE("Off-die interfaces: HBM stacks and ICI bandwidth as LLMCompass measur
   const double stack = 10.45 + 552.743 / 96.3, per_gbps = (1.888 + 74.632 / 96.3) / 25.0;
   CHECK(stack == Approx(16.19).epsilon(1e-3));
   // TPU v4i: two stacks (16 channels x 2 pseudo-channels x 64 bit = 2048 bits); HBM2E at 4 stacks.
-  CHECK(chip_area(preset("tpu-v4i")).of(AreaBlock::memory_phy) == Approx(2 * stack));
-  CHECK(chip_area(preset("tpu-v4i", {"hbm.channels=32"})).of(AreaBlock::memory_phy) == Approx(4 * stack));
+  CHECK(chip_area(testing::config_preset("tpu-v4i")).of(AreaBlock::memory_phy) == Approx(2 * stack));
+  CHECK(chip_area(testing::config_preset("tpu-v4i", {"hbm.channels=32"})).of(AreaBlock::memory_phy) == Approx(4 * stack));
   // tpu-v5e-8: 4 ports of 45 GB/s; twice the bandwidth, twice the SerDes; one chip alone has none.
   const double ici = 4 * 45 * per_gbps;
-  CHECK(chip_area(preset("tpu-v5e-8")).of(AreaBlock::ici) == Approx(ici));
+  CHECK(chip_area(testing::config_preset("tpu-v5e-8")).of(AreaBlock::ici) == Approx(ici));
   CHECK(ici == Approx(19.17).epsilon(1e-3));
-  CHECK(chip_area(preset("tpu-v5e-8", {"ici.link_gbps=90"})).of(AreaBlock::ici) == Approx(2 * ici));
-  CHECK(chip_area(preset("tpu-v5e")).of(AreaBlock::ici) == 0.0);
+  CHECK(chip_area(testing::config_preset("tpu-v5e-8", {"ici.link_gbps=90"})).of(AreaBlock::ici) == Approx(2 * ici));
+  CHECK(chip_area(testing::config_preset("tpu-v5e")).of(AreaBlock::ici) == 0.0);
 }

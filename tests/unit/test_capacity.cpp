@@ -20,13 +20,10 @@ namespace {
 
 using namespace systolic;
 using Catch::Contains;
+using systolic::testing::kRepo;
 
-const std::string kRepo = SYSTOLIC_SOURCE_DIR;
 const std::string kSmallModel = kRepo + "/tests/data/models/capacity-lm.yaml";
 
-ChipConfig preset(const std::string& name, std::vector<std::string> overrides = {}) {
-  return load_config(kRepo + "/configs/" + name + ".yaml", overrides);
-}
 
 // capacity-lm (2 layers, d 256, 4 query heads and 2 KV heads of 64, gated FFN 512, vocab
 // 1024, bf16) decoding 4 slots of L = 512, worked by hand:
@@ -43,7 +40,7 @@ constexpr uint64_t kTotalBytes = kWeightBytes + kKvBytes + kActivationBytes;
 TEST_CASE("HBM footprint of a small decoder worked by hand", "[capacity]") {
   const Workload w = load_workload(kSmallModel, {"4x512", "decode"});
   for (const char* ideal : {"memory.ideal=true", "memory.ideal=false"}) {
-    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(preset("tpu-v4i", {ideal}), w);
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(testing::config_preset("tpu-v4i", {ideal}), w);
     CHECK(f.weights == 2883584);  // 1,441,792 parameters
     CHECK(f.weights == kWeightBytes);
     CHECK(f.kv_cache == kKvBytes);
@@ -52,16 +49,16 @@ TEST_CASE("HBM footprint of a small decoder worked by hand", "[capacity]") {
   }
   // Prefill of one 512-token prompt: the keys and values it computes are the cache.
   const Workload prefill = load_workload(kSmallModel, {"1x512", "prefill"});
-  CHECK(compile_detail::hbm_footprint(preset("tpu-v4i"), prefill).kv_cache == 2ull * 2 * 2 * 64 * 512 * 2);
+  CHECK(compile_detail::hbm_footprint(testing::config_preset("tpu-v4i"), prefill).kv_cache == 2ull * 2 * 2 * 64 * 512 * 2);
 }
 
 TEST_CASE("a workload that fills the HBM exactly compiles and one byte less is refused", "[capacity]") {
   const Workload w = load_workload(kSmallModel, {"4x512", "decode"});
   for (const char* ideal : {"memory.ideal=true", "memory.ideal=false"}) {
-    const ChipConfig exact = preset("tpu-v4i", {ideal, "hbm.capacity_bytes=" + std::to_string(kTotalBytes)});
+    const ChipConfig exact = testing::config_preset("tpu-v4i", {ideal, "hbm.capacity_bytes=" + std::to_string(kTotalBytes)});
     CHECK_NOTHROW(require_hbm_fits(exact, w));
     CHECK_NOTHROW(compile(exact, w));
-    const ChipConfig short_by_one = preset("tpu-v4i", {ideal, "hbm.capacity_bytes=" + std::to_string(kTotalBytes - 1)});
+    const ChipConfig short_by_one = testing::config_preset("tpu-v4i", {ideal, "hbm.capacity_bytes=" + std::to_string(kTotalBytes - 1)});
     CHECK_THROWS_WITH(compile(short_by_one, w),
                       Contains(kSmallModel + ": workload 'capacity-lm@decode-4x512' needs 0.00 GB (4997120 B) of HBM") &&
                           Contains("but hbm.capacity_bytes = 4997119 B") && Contains("it does not fit"));
@@ -74,10 +71,10 @@ TEST_CASE("Llama-2-70B decode 64x4096 on TPU v4i: the bytes split and what would
   // of 8 GiB (less the activations) needs N >= 223.33 / 8.58 -> 27. TP may be 8 at most (8 KV
   // heads): the fewest chips a power of two with a split is 32, tp=8 x pp=4 (80 layers / 4).
   const Workload w = load_workload(kRepo + "/traces/models/llama2-70b.yaml", {"64x4096", "decode"});
-  CHECK(compile_detail::hbm_footprint(preset("tpu-v4i"), w).kv_cache == 2ull * 80 * 8 * 128 * 64 * 4096 * 2);
+  CHECK(compile_detail::hbm_footprint(testing::config_preset("tpu-v4i"), w).kv_cache == 2ull * 80 * 8 * 128 * 64 * 4096 * 2);
   for (const char* ideal : {"memory.ideal=true", "memory.ideal=false"})
     CHECK_THROWS_WITH(
-        compile(preset("tpu-v4i", {ideal}), w),
+        compile(testing::config_preset("tpu-v4i", {ideal}), w),
         Contains("llama2-70b.yaml: workload 'llama2-70b@decode-64x4096' needs 223.33 GB") &&
             Contains("(weights 137.43 GB, KV cache 85.90 GB, activations 0.01 GB)") &&
             Contains("hbm.capacity_bytes = 8589934592 B (8 GiB)") &&
@@ -92,7 +89,7 @@ TEST_CASE("Llama-2-70B decode 64x4096 on TPU v4i: the bytes split and what would
 TEST_CASE("each chip's share is checked after sharding and the hint names this config's chips", "[capacity]") {
   // Llama-2-7B prefill [1, 2048] (14.4 GB) on 8 chips given 8 GiB each (a what-if): unsharded
   // every chip holds it all and it does not fit; --tp 8 splits it 8 ways and it does.
-  const ChipConfig cfg = preset("tpu-v5e-8", {"hbm.capacity_bytes=8 GiB"});
+  const ChipConfig cfg = testing::config_preset("tpu-v5e-8", {"hbm.capacity_bytes=8 GiB"});
   const std::string model = kRepo + "/traces/models/llama2-7b.yaml";
   WorkloadOptions options{"1x2048", "prefill"};
   CHECK_THROWS_WITH(compile_system(cfg, load_system_workloads(model, options, 8)),
@@ -110,10 +107,10 @@ TEST_CASE("the hinted split is one the sharder takes and it fits", "[capacity]")
     // Capacity for a sixth of the weights: 6 or 7 chips' worth, so all 8 of tpu-v5e-8. --tp 8
     // does not divide the 12 heads, and 12 layers take pp=2.
     const Workload w = load_workload(model, {"1x128", "prefill"});
-    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(preset("tpu-v5e-8"), w);
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(testing::config_preset("tpu-v5e-8"), w);
     const std::string capacity =
         "hbm.capacity_bytes=" + std::to_string(f.activations + (f.weights + f.kv_cache) / 6);
-    const ChipConfig cfg = preset("tpu-v5e-8", {capacity});
+    const ChipConfig cfg = testing::config_preset("tpu-v5e-8", {capacity});
     CHECK_THROWS_WITH(require_hbm_fits(cfg, w),
                       Contains("shard it over this config's 8 chips: --mesh pp=2,tp=4 "
                                "(the weights and KV cache split 8 ways)"));
@@ -126,7 +123,7 @@ TEST_CASE("the hinted split is one the sharder takes and it fits", "[capacity]")
   SECTION("a larger system: Llama-2-70B's split over 32 chips fits each of them") {
     WorkloadOptions options{"64x4096", "decode"};
     options.mesh = "pp=4,tp=8";
-    const ChipConfig cfg = preset("tpu-v4i");
+    const ChipConfig cfg = testing::config_preset("tpu-v4i");
     const std::vector<Workload> shares = load_system_workloads(
         kRepo + "/traces/models/llama2-70b.yaml", options, Topology({4, 8}, Topology::Wrap::torus));
     for (const size_t chip : {size_t{0}, shares.size() - 1})
@@ -135,10 +132,10 @@ TEST_CASE("the hinted split is one the sharder takes and it fits", "[capacity]")
   SECTION("one chip: a hinted --tp divides the heads") {
     // gpt2 needing 5 chips: 8 (a power of two) as tp=4 x pp=2, never --tp 5 or --tp 8.
     const Workload w = load_workload(model, {"1x128", "prefill"});
-    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(preset("tpu-v4i"), w);
+    const compile_detail::HbmFootprint f = compile_detail::hbm_footprint(testing::config_preset("tpu-v4i"), w);
     const std::string capacity =
         "hbm.capacity_bytes=" + std::to_string(f.activations + (f.weights + f.kv_cache) / 5);
-    CHECK_THROWS_WITH(require_hbm_fits(preset("tpu-v4i", {capacity}), w),
+    CHECK_THROWS_WITH(require_hbm_fits(testing::config_preset("tpu-v4i", {capacity}), w),
                       Contains("shard it over 8 or more chips: --mesh pp=2,tp=4 on a system of that many"));
   }
 }

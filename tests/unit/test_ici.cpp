@@ -45,9 +45,6 @@ Workload one_collective(CollectiveKind kind, uint64_t bytes) {
   return w;
 }
 
-SystemResult run(const ChipConfig& c, const Workload& w) {
-  return simulate_system(c, compile_system(c, std::vector<Workload>(static_cast<size_t>(c.ici.chips()), w)));
-}
 
 uint64_t vpu_busy(const SystemResult& r) {
   uint64_t most = 0;
@@ -137,7 +134,7 @@ TEST_CASE("Ring all-reduce takes 2(N-1)/N S / link bandwidth plus the latency te
   const uint64_t S = 64ull << 20;
   for (int64_t n : {2, 4, 8}) {
     const ChipConfig c = system_config(IciTopologyKind::ring, {n}, "ring");
-    const SystemResult r = run(c, one_collective(CollectiveKind::all_reduce, S));
+    const SystemResult r = testing::run_on_every_chip(c, one_collective(CollectiveKind::all_reduce, S));
     // 2(N-1) steps, each S/N bytes over one link (100 B/cycle) and one hop (1000 cycles).
     const double formula = 2.0 * (n - 1) / n * S / 100.0 + 2.0 * (n - 1) * 1000.0;
     INFO("N = " << n << ": " << r.total_cycles << " cycles vs " << formula);
@@ -169,7 +166,7 @@ TEST_CASE("Every collective algorithm moves the closed-form bytes around a ring 
         {CollectiveKind::reduce_scatter, 1}, {CollectiveKind::all_gather, 1}, {CollectiveKind::all_reduce, 2}};
     for (const auto& [kind, count] : phases) {
       INFO(e.name << " " << kCollectiveKindNames.name(kind));
-      const SystemResult r = run(c, one_collective(kind, S));
+      const SystemResult r = testing::run_on_every_chip(c, one_collective(kind, S));
       uint64_t carried = 0;
       for (const auto& l : r.links) carried += l.bytes;
       CHECK(carried == count * static_cast<uint64_t>(n - 1) * S);
@@ -179,9 +176,9 @@ TEST_CASE("Every collective algorithm moves the closed-form bytes around a ring 
 
 TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]") {
   const uint64_t S = 64ull << 20;
-  const SystemResult one = run(system_config(IciTopologyKind::ring, {8}, "ring"),
+  const SystemResult one = testing::run_on_every_chip(system_config(IciTopologyKind::ring, {8}, "ring"),
                                one_collective(CollectiveKind::all_reduce, S));
-  const SystemResult both = run(system_config(IciTopologyKind::ring, {8}, "bidir_ring"),
+  const SystemResult both = testing::run_on_every_chip(system_config(IciTopologyKind::ring, {8}, "bidir_ring"),
                                 one_collective(CollectiveKind::all_reduce, S));
   // Half the data each way: half the time, latency terms aside.
   const double bidir = 2.0 * 7 / 8 * (S / 2) / 100.0 + 2.0 * 7 * 1000.0;
@@ -190,7 +187,7 @@ TEST_CASE("Bidirectional ring and torus all-reduce use both directions", "[ici]"
   CHECK(both.total_cycles < one.total_cycles * 0.55);
   // 2x4 torus, dimension by dimension: reduce-scatter along x (2 chips, S/2 each way: one
   // step of S/4), then along y (4 chips on S/2: 3 steps of S/16); all-gather back.
-  const SystemResult torus = run(system_config(IciTopologyKind::torus2d, {2, 4}, "torus"),
+  const SystemResult torus = testing::run_on_every_chip(system_config(IciTopologyKind::torus2d, {2, 4}, "torus"),
                                  one_collective(CollectiveKind::all_reduce, S));
   const double t = 2.0 * ((S / 4) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 16) / 100.0 + 1000.0);
   CHECK(torus.total_cycles >= t);
@@ -212,20 +209,20 @@ TEST_CASE("Collectives on a mesh: rings close over the line, or over a comb of s
   // A line of n: each of the 2(n-1) ring steps waits for the closing message, S/n bytes
   // over n - 1 hops of the otherwise idle - links (100 B/cycle, 1000 cycles a hop).
   for (int64_t n : {2, 4, 8}) {
-    const SystemResult r = run(mesh(IciTopologyKind::ring, {n}, "ring"), one_collective(CollectiveKind::all_reduce, S));
+    const SystemResult r = testing::run_on_every_chip(mesh(IciTopologyKind::ring, {n}, "ring"), one_collective(CollectiveKind::all_reduce, S));
     within(r, 2.0 * (n - 1) * (static_cast<double>(S / n) / 100.0 + (n - 1) * 1000.0));
   }
   // Both directions on a line of 8 gain nothing: each - link carries the - ring's S/16 and
   // the + ring's closing S/16 (and the other way round), so a step moves S/8 per link.
-  within(run(mesh(IciTopologyKind::ring, {8}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
+  within(testing::run_on_every_chip(mesh(IciTopologyKind::ring, {8}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
          2.0 * 7 * (static_cast<double>(S / 8) / 100.0 + 7 * 1000.0));
   // A 2x4 mesh has a cycle of single hops through its 8 chips: bidir_ring times as on a torus.
-  within(run(mesh(IciTopologyKind::torus2d, {2, 4}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
+  within(testing::run_on_every_chip(mesh(IciTopologyKind::torus2d, {2, 4}, "bidir_ring"), one_collective(CollectiveKind::all_reduce, S)),
          2.0 * 7 / 8 * (S / 2) / 100.0 + 2.0 * 7 * 1000.0);
   // The torus algorithm on it: x has one link each way between its 2 chips (the torus has
   // two), so both directions' S/4 share it: S/2 in one step; y's lines of 4 close over 3 hops
   // and carry both directions' S/16 per link: 3 steps of S/8. All-gather mirrors it.
-  within(run(mesh(IciTopologyKind::torus2d, {2, 4}, "torus"), one_collective(CollectiveKind::all_reduce, S)),
+  within(testing::run_on_every_chip(mesh(IciTopologyKind::torus2d, {2, 4}, "torus"), one_collective(CollectiveKind::all_reduce, S)),
          2.0 * ((S / 2) / 100.0 + 1000.0) + 2.0 * 3 * ((S / 8) / 100.0 + 3 * 1000.0));
 }
 
@@ -236,7 +233,7 @@ TEST_CASE("All-to-all on a 4x4 torus is limited by its bisection bandwidth", "[i
   // coordinate parity) load every link with exactly S/2, so the bound is met.
   const uint64_t S = 16ull << 20;
   const ChipConfig c = system_config(IciTopologyKind::torus2d, {4, 4}, "torus", 100);
-  const SystemResult r = run(c, one_collective(CollectiveKind::all_to_all, S));
+  const SystemResult r = testing::run_on_every_chip(c, one_collective(CollectiveKind::all_to_all, S));
   const double bound = S / 200.0;
   INFO(r.total_cycles << " cycles vs bisection bound " << bound);
   CHECK(r.total_cycles >= bound);
@@ -299,7 +296,7 @@ TEST_CASE("With a real memory system messages move HBM to HBM, every byte read o
   c.memory.ideal = false;
   c.mxu.rows = c.mxu.cols = 8;
   const uint64_t S = 32ull << 20;
-  const SystemResult r = run(c, one_collective(CollectiveKind::all_reduce, S));
+  const SystemResult r = testing::run_on_every_chip(c, one_collective(CollectiveKind::all_reduce, S));
   for (size_t i = 0; i < r.chip_count(); ++i) {
     const SimResult& chip = r.chip(i);
     // 2(N-1) steps of S/N bytes out (read from this chip's HBM) and in (written to it).

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "fixtures.hpp"
 #include "input_error.hpp"
 #include "models/common/error.hpp"
 #include "sim/workload/transformer/shard.hpp"
@@ -13,10 +14,10 @@
 using namespace systolic;
 using namespace systolic::transformer;
 using systolic::testing::input_error_of;
+using systolic::testing::kRepo;
 
 namespace {
 
-const std::string kRepo = SYSTOLIC_SOURCE_DIR;
 
 MeshLayout layout(const std::string& text, std::vector<int64_t> dims, bool wraps = true) {
   return MeshLayout(parse_mesh(text),

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fixtures.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/compile/overlap.hpp"
 #include "sim/config/config.hpp"
@@ -48,9 +49,6 @@ CollectiveWork collective(CollectiveKind kind, uint64_t bytes, Decompose d, size
   return c;
 }
 
-SystemResult run(const ChipConfig& c, const Workload& w) {
-  return simulate_system(c, compile_system(c, std::vector<Workload>(static_cast<size_t>(c.ici.chips()), w)));
-}
 
 // One row block's matmul alone on one chip.
 uint64_t block_cycles(const Gemm& g) {
@@ -91,11 +89,11 @@ TEST_CASE("A decomposed all-gather hides under its matmul: max(block, step) per 
       const double block = static_cast<double>(block_cycles(matmul("block", T / n, K, F)));
       double end = block;
       for (int s = 1; s < n; ++s) end = std::max(end, s * m) + block;
-      const SystemResult overlapped = run(c, w);
+      const SystemResult overlapped = testing::run_on_every_chip(c, w);
       CHECK(static_cast<double>(overlapped.total_cycles) == Approx(end).epsilon(0.01));
       // Whole, the matmul waits for the whole all-gather: (N - 1) m + N c, longer.
       w.collectives[0].decompose = Decompose::none;
-      const SystemResult whole = run(c, w);
+      const SystemResult whole = testing::run_on_every_chip(c, w);
       CHECK(static_cast<double>(whole.total_cycles) == Approx((n - 1) * m + n * block).epsilon(0.03));
       CHECK(overlapped.total_cycles < whole.total_cycles);
       // The same messages: every link carries the same bytes either way, (N - 1)/N S per chip.
@@ -135,10 +133,10 @@ TEST_CASE("A decomposed reduce-scatter adds each row block as its matmul stores 
     add = std::max((s + 2) * block, send + m) + a;
     send = add;
   }
-  const SystemResult overlapped = run(c, w);
+  const SystemResult overlapped = testing::run_on_every_chip(c, w);
   CHECK(static_cast<double>(overlapped.total_cycles) == Approx(add).epsilon(0.01));
   w.collectives[0].decompose = Decompose::none;
-  const SystemResult whole = run(c, w);
+  const SystemResult whole = testing::run_on_every_chip(c, w);
   CHECK(overlapped.total_cycles < whole.total_cycles);
   CHECK(link_bytes(overlapped) == link_bytes(whole));
 }
@@ -185,7 +183,7 @@ TEST_CASE("A permute sends each chip's bytes to the next one of the ring in S/B 
   const ChipConfig c = ring(4, "ring");
   Workload w;
   w.collectives = {collective(CollectiveKind::permute, 3 << 20, Decompose::none, 0)};
-  const SystemResult r = run(c, w);
+  const SystemResult r = testing::run_on_every_chip(c, w);
   CHECK(static_cast<double>(r.total_cycles) == Approx((3 << 20) / 30.0 + 1500).epsilon(0.01));
   for (const auto& l : r.links) CHECK(l.bytes == (l.name.back() == '+' ? uint64_t{3} << 20 : 0));
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "fixtures.hpp"
 #include "models/common/error.hpp"
 #include "models/mxu/operands.hpp"
 #include "sim/compile/compile.hpp"
@@ -19,8 +20,8 @@ namespace {
 
 using namespace systolic;
 using Catch::Contains;
+using systolic::testing::kRepo;
 
-const std::string kRepo = SYSTOLIC_SOURCE_DIR;
 
 ChipConfig v4i(std::vector<std::string> overrides = {}) {
   overrides.insert(overrides.begin(), "memory.ideal=false");

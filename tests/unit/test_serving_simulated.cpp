@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "fixtures.hpp"
 #include "serving_helpers.hpp"
 #include "sim/config/config.hpp"
 #include "sim/serving/scheduler.hpp"
@@ -11,9 +12,9 @@
 
 using namespace systolic;
 using namespace systolic::serving;
+using systolic::testing::kRepo;
 
 namespace {
-const std::string kRepo = SYSTOLIC_SOURCE_DIR;
 // v5e's array is 128 x 128, so lengths are multiples of 128 (packing::array_tile).
 constexpr int64_t kTile = 128;
 }  // namespace

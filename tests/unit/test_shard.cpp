@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "fixtures.hpp"
 #include "models/common/error.hpp"
 #include "sim/workload/transformer/shard.hpp"
 
@@ -13,9 +14,9 @@ using namespace systolic::transformer;
 
 namespace {
 
-const std::string kRepo = SYSTOLIC_SOURCE_DIR;
 
 using Placed = std::pair<CollectiveKind, uint64_t>;
+using systolic::testing::kRepo;
 
 uint64_t macs(const Lowered& l) {
   uint64_t total = 0;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "fixtures.hpp"
 #include "input_error.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/config/config.hpp"
@@ -17,17 +18,11 @@
 
 using namespace systolic;
 using Catch::Contains;
+using systolic::testing::temp_file;
 
 namespace {
 const std::string kConfigs = std::string(SYSTOLIC_SOURCE_DIR) + "/configs/";
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("systolic_strict_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
 
 std::string config_error(const std::string& path, const std::vector<std::string>& overrides = {}) {
   return testing::input_error_of([&] { load_config(path, overrides); });

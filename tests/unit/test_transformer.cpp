@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "models/common/error.hpp"
 #include "sim/workload/transformer/lower.hpp"
 #include "sim/workload/transformer/model.hpp"
@@ -19,11 +20,12 @@ using namespace systolic;
 using namespace systolic::transformer;
 using Catch::Contains;
 using Catch::StartsWith;
+using systolic::testing::kGemms;
+using systolic::testing::temp_file;
 
 namespace {
 
 const std::string kModels = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/models";
-const std::string kGemms = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/gemms";
 
 ModelSpec preset(const std::string& name) { return load_model(kModels + "/" + name + ".yaml"); }
 
@@ -36,14 +38,6 @@ uint64_t layer_weights(const Lowered& l) {
   return layer;
 }
 
-std::string temp_file(const std::string& name, const std::string& content) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("systolic_test_transformer_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / name).string();
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
 
 // The one-line InputError of loading `content` as m.yaml ("" and a failed check if none).
 std::string model_error(const std::string& content) {

@@ -35,7 +35,7 @@ struct AllCycles : GridObserver {
 };
 
 // Ideal memory: the program's transfers take no time, so the grid's cycles are the worked ones.
-ChipConfig tiny(int64_t count = 1, int64_t side = 4) {
+ChipConfig exact_ideal_chip(int64_t count = 1, int64_t side = 4) {
   ChipConfig c = testing::tiny_chip(count, MxuModel::exact, Convention::tpu, side);
   c.memory.ideal = true;
   return c;
@@ -105,7 +105,7 @@ TEST_CASE("the recorder keeps the exact model's states for the cycles of its win
 }
 
 TEST_CASE("a capture through simulate() is what the MXU's grid computed", "[viz]") {
-  const auto cfg = tiny();
+  const auto cfg = exact_ideal_chip();
   const auto w = testing::gemm_workload({{"worked", 6, 8, 4, {}, 1, "t:1"}, {"ragged", 5, 6, 3, {}, 1, "t:2"}});
   const Program program = compile(cfg, w);
   const GridView view = capture_grid_view(cfg, "test", program, {});
@@ -155,7 +155,7 @@ TEST_CASE("a capture through simulate() is what the MXU's grid computed", "[viz]
 
 TEST_CASE("viz follows the chosen MXU", "[viz]") {
   // N = 10 on 4 columns: mxu0 takes column folds 0-1, mxu1 fold 2 (N = 2 from n_offset 8).
-  const auto cfg = tiny(2);
+  const auto cfg = exact_ideal_chip(2);
   const Program program = compile(cfg, testing::gemm_workload({{"l1", 5, 4, 10, {}, 1, "t:1"}}));
   VizRequest q;
   q.mxu = 1;
@@ -172,11 +172,11 @@ TEST_CASE("viz follows the chosen MXU", "[viz]") {
 TEST_CASE("viz refuses what would not make a useful page", "[viz]") {
   const auto w = testing::gemm_workload({{"big", 64, 64, 64, {}, 1, "t:1"}});
   {
-    const auto cfg = tiny(1, 64);
+    const auto cfg = exact_ideal_chip(1, 64);
     CHECK_THROWS_WITH(capture_grid_view(cfg, "t", compile(cfg, w), {}),
                       Catch::Contains("up to 32x32") && Catch::Contains("64x64"));
   }
-  const auto cfg = tiny(1, 32);
+  const auto cfg = exact_ideal_chip(1, 32);
   const Program program = compile(cfg, testing::gemm_workload({{"big", 2048, 64, 64, {}, 1, "t:1"}}));
   CHECK_THROWS_WITH(capture_grid_view(cfg, "t", program, {}),
                     Catch::Contains("--cycles 0:512"));
@@ -208,7 +208,7 @@ TEST_CASE("cycle ranges (--cycles) parse like a Python slice", "[viz]") {
 }
 
 TEST_CASE("the page is self-contained and carries the recorded values", "[viz]") {
-  const auto cfg = tiny();
+  const auto cfg = exact_ideal_chip();
   const auto w = testing::gemm_workload({{"worked</script>", 6, 8, 4, {}, 1, "t:1"}});
   const GridView view = capture_grid_view(cfg, "test", compile(cfg, w), {});
   const std::string page = grid_view_html(view);
@@ -239,7 +239,7 @@ TEST_CASE("the page is self-contained and carries the recorded values", "[viz]")
 }
 
 TEST_CASE("the page marks padded rows and columns", "[viz]") {
-  const auto cfg = tiny();
+  const auto cfg = exact_ideal_chip();
   const GridView view =
       capture_grid_view(cfg, "test", compile(cfg, testing::gemm_workload({{"ragged", 5, 6, 3, {}, 1, "t:1"}})), {});
   const auto data = grid_view_data(view);
@@ -330,7 +330,7 @@ TEST_CASE("which rows of A are pad tokens, layer by layer", "[viz][pad]") {
 }
 
 TEST_CASE("viz flags the pad tokens of a prefill bucket in the exact model's recording", "[viz][pad]") {
-  const auto cfg = tiny();
+  const auto cfg = exact_ideal_chip();
   const std::string model = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/py/data/tiny-lm.yaml";
   const Program program = compile(cfg, load_workload(model, {"2x4", "prefill"}));
   VizRequest q;
@@ -427,7 +427,7 @@ TEST_CASE("every dataflow has its own page: os and is differ from ws", "[viz][da
   std::map<std::string, GridRecording> recordings;
   for (const Dataflow* d : dataflows()) {
     INFO(d->name());
-    ChipConfig cfg = tiny();
+    ChipConfig cfg = exact_ideal_chip();
     cfg.mxu.dataflow = d->kind();
     const GridView view = capture_grid_view(cfg, "test", compile(cfg, w), {});
     const auto data = grid_view_data(view);
@@ -457,7 +457,7 @@ TEST_CASE("pad tokens are marked under ws only, and refused by name otherwise", 
   q.pad_tokens = PadTokens{{2, 4}, {3, 1}, "test"};
   for (const Dataflow* d : dataflows()) {
     if (d->kind() == DataflowKind::ws) continue;
-    ChipConfig cfg = tiny();
+    ChipConfig cfg = exact_ideal_chip();
     cfg.mxu.dataflow = d->kind();
     const Program program = compile(cfg, load_workload(model, {"2x4", "prefill"}));
     CHECK_THROWS_WITH(capture_grid_view(cfg, "test", program, q),

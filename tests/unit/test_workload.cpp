@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "models/common/error.hpp"
 #include "sim/workload/reader.hpp"
 #include "sim/workload/scalesim.hpp"
@@ -15,25 +16,17 @@
 
 using namespace systolic;
 using Catch::Contains;
+using systolic::testing::kGemms;
+using systolic::testing::temp_file;
 
 namespace {
 
 const std::string kData = SYSTOLIC_TEST_DATA;
 const std::string kTopo = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/topologies";
-const std::string kGemms = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/gemms";
 
-// Writes `content` to a fresh file in a per-process temp directory and returns its path.
-std::string temp_file(const std::string& name, const std::string& content) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("systolic_test_workload_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / name).string();
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
 
 // The InputError message that loading `path` produces ("" and a failed check if none).
-std::string error_of(const std::string& path) {
+std::string workload_error_of(const std::string& path) {
   try {
     load_workload(path);
   } catch (const InputError& e) {
@@ -46,9 +39,9 @@ std::string error_of(const std::string& path) {
 }
 
 std::string yaml_error(const std::string& content) {
-  return error_of(temp_file("w.yaml", content));
+  return workload_error_of(temp_file("w.yaml", content));
 }
-std::string csv_error(const std::string& content) { return error_of(temp_file("t.csv", content)); }
+std::string csv_error(const std::string& content) { return workload_error_of(temp_file("t.csv", content)); }
 
 const char* kConvHeader =
     "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
@@ -378,9 +371,9 @@ TEST_CASE("Every workload reader rejects an empty file, naming it", "[workload][
 }
 
 TEST_CASE("Workload files that cannot be read", "[workload]") {
-  CHECK_THAT(error_of(kData + "/does_not_exist.yaml"),
+  CHECK_THAT(workload_error_of(kData + "/does_not_exist.yaml"),
              Contains("does_not_exist.yaml: cannot open workload file"));
-  CHECK_THAT(error_of(temp_file("w.txt", "gemms: []\n")),
+  CHECK_THAT(workload_error_of(temp_file("w.txt", "gemms: []\n")),
              Contains("w.txt: unknown workload format"));
 }
 

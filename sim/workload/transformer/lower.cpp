@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/divide.hpp"
 #include "models/common/error.hpp"
 
 namespace systolic::transformer {
@@ -22,8 +23,6 @@ std::optional<int64_t> parse_positive(std::string_view text) {
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
   return value;
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 // Builds one group's ops.
 class Builder {

@@ -25,8 +25,9 @@
 
 namespace systolic::transformer {
 
-enum class Phase { prefill, decode };
-inline constexpr auto kPhaseNames = name_table<Phase>({{Phase::prefill, "prefill"}, {Phase::decode, "decode"}});
+// One phase type for the lowering, the packers and the serving replay (sim/packing/buckets.hpp).
+using packing::kPhaseNames;
+using packing::Phase;
 
 // "BxS" (prefill: B sequences of S tokens) or "BxL" (decode: B slots, KV length L), e.g.
 // "4x2048": two positive decimal integers joined by 'x', B <= packing::kMaxBatch and

@@ -7,13 +7,12 @@
 #include <numeric>
 #include <random>
 
+#include "models/common/divide.hpp"
 #include "models/common/error.hpp"
 #include "sim/workload/transformer/shard_mesh.hpp"
 
 namespace systolic::transformer {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Tokens of one step of the lowering: B x S in prefill, B (one each) in decode.
 int64_t tokens(const Lowered& l) { return l.phase == Phase::prefill ? l.batch * l.length : l.batch; }
