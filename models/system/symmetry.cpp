@@ -11,11 +11,10 @@ namespace {
 
 const char* const kAxis[] = {"x", "y", "z"};
 
-// "" when every message crosses one link and, with a timed memory system, none writes into
-// another chip's HBM; else why mirroring would not be exact. `valid` turns false for a
-// message to no chip of the system (the system check names it).
+// "" when every message crosses one link; else why mirroring would not be exact. `valid`
+// turns false for a message to no chip of the system (the system check names it).
 std::string message_limit(const Topology& topology, const std::vector<const Program*>& programs,
-                          const SymmetryRules& rules, bool& valid) {
+                          bool& valid) {
   for (int c = 0; c < topology.chips(); ++c)
     for (const Stream& s : programs[static_cast<size_t>(c)]->streams) {
       if (s.engine.kind != EngineKind::ici) continue;  // only the ICI engine sends
@@ -32,9 +31,6 @@ std::string message_limit(const Topology& topology, const std::vector<const Prog
                   "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, "
                   "and which goes first depends on the order the simulator runs the chips",
                   c, m.to, hops);
-            if (rules.memory_timed && m.via_hbm)
-              return "with the real memory system a message is written into the receiver's HBM, which that "
-                     "chip's DMA engines share in the order the simulator runs them";
           }
     }
   return "";
@@ -221,7 +217,7 @@ ChipClasses chip_classes(const Topology& topology, const std::vector<const Progr
   const int n = topology.chips();
   if (static_cast<int>(programs.size()) != n || n < 2) return every_chip(n, "");
   bool valid = true;
-  std::string limit = message_limit(topology, programs, rules, valid);
+  std::string limit = message_limit(topology, programs, valid);
   if (!limit.empty()) return every_chip(n, valid ? limit : "");
   ChipClasses classes = every_chip(n, "");
   for (ChipSymmetry& s : candidates(topology)) {
