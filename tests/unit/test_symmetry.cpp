@@ -93,6 +93,26 @@ std::vector<Program> with_shifted_writes(const ChipConfig& c, int chip) {
   return out;
 }
 
+// Chips 0 and 2 of a line of three each send 4 KiB to address 1 MiB of chip 1, which counts
+// them on its semaphore "in".
+std::vector<Program> both_ends_write_the_middle() {
+  Program middle;
+  middle.semaphores = {"in"};
+  LayerInfo x;
+  x.name = "x";
+  x.m = x.k = x.n = 1;
+  middle.layers.push_back(x);
+  Program end = middle;
+  IciCopy m;
+  m.to = 1;
+  m.bytes = 4096;
+  m.recv_sem = "in";
+  m.via_hbm = true;
+  m.dst_addr = 1 << 20;
+  end.streams.push_back({{EngineKind::ici, 0}, {Instruction{IciOp{{m}}, 0, {}, {}}}});
+  return {end, middle, end};
+}
+
 ChipClasses classes_of(const ChipConfig& c, const std::vector<Workload>& workloads) {
   const auto programs = compile_system(c, workloads);
   return chip_classes(c.ici.build_topology(), pointers(programs), {!c.memory.ideal});
@@ -341,6 +361,17 @@ TEST_CASE("Chips that run alike are found, and where mirroring would not be exac
   CHECK_THAT(chip_classes(real.ici.build_topology(), pointers(shifted), {true}).limit,
              Contains("other HBM addresses"));
   CHECK(chip_classes(real.ici.build_topology(), pointers(shifted), {false}).simulated_chips().size() == 1);
+  // A line of three whose ends both write the same 4 KiB of the middle chip, under one
+  // semaphore: the mirror maps the ends onto each other, but on the real memory system the
+  // middle chip's port could order their chunks only by the order they were sent in.
+  const ChipConfig line = system_config(IciTopologyKind::ring, {3}, "ring", false);
+  const std::vector<Program> ends = both_ends_write_the_middle();
+  const ChipClasses untimed = chip_classes(line.ici.build_topology(), pointers(ends), {false});
+  CHECK(untimed.simulated_chips() == std::vector<int>{0, 1});
+  CHECK(untimed.symmetries.front().name == "mirror x");
+  const ChipClasses timed = chip_classes(line.ici.build_topology(), pointers(ends), {true});
+  CHECK(timed.simulated_chips().size() == 3);
+  CHECK_THAT(timed.limit, Contains("chips 0 and 2 write the same 4096 B at 0x100000 of chip 1's HBM"));
   // All-to-all on a 2x2 torus: the diagonal crosses two links, shared by other chips' chunks.
   const ChipConfig torus = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
   const ChipClasses a2a =
