@@ -93,15 +93,21 @@ std::vector<Program> with_shifted_writes(const ChipConfig& c, int chip) {
   return out;
 }
 
+// A hand-written program with one semaphore and one 4x4x4 layer, and no instructions yet.
+Program bare_program(const std::string& semaphore) {
+  Program p;
+  p.semaphores = {semaphore};
+  LayerInfo g;
+  g.name = "g";
+  g.m = g.k = g.n = 4;
+  p.layers.push_back(g);
+  return p;
+}
+
 // Chips 0 and 2 of a line of three each send 4 KiB to address 1 MiB of chip 1, which counts
 // them on its semaphore "in".
 std::vector<Program> both_ends_write_the_middle() {
-  Program middle;
-  middle.semaphores = {"in"};
-  LayerInfo x;
-  x.name = "x";
-  x.m = x.k = x.n = 1;
-  middle.layers.push_back(x);
+  const Program middle = bare_program("in");
   Program end = middle;
   IciCopy m;
   m.to = 1;
@@ -459,12 +465,7 @@ TEST_CASE("A class is formed only where its chips' HBM traffic is alike: forced,
 
 TEST_CASE("A deadlock names every chip's blocked engines however many chips are simulated", "[symmetry]") {
   ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
-  Program p;
-  p.semaphores = {"never"};
-  LayerInfo g;
-  g.name = "g";
-  g.m = g.k = g.n = 4;
-  p.layers.push_back(g);
+  Program p = bare_program("never");
   p.streams.push_back(
       {{EngineKind::mxu, 0}, {Instruction{MatmulOp{4, 4, 4, 0, DType::int8}, 0, {{0, 1}}, {}}}});
   const std::vector<Program> programs(4, p);
