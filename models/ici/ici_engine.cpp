@@ -44,6 +44,7 @@ void IciEngine::execute(const Instruction& instruction) {
   const auto* op = std::get_if<IciOp>(&instruction.op);
   if (!op) throw std::logic_error(std::string(basename()) + ": an ICI engine only executes send instructions");
   const uint64_t start = sc_core::sc_time_stamp().value();
+  receipt_.landed = start;
   std::vector<Flow> flows;
   for (const IciCopy& c : op->copies) flows.push_back(start_flow(c, start));
   uint64_t arrived = start;
@@ -63,9 +64,11 @@ void IciEngine::execute(const Instruction& instruction) {
     ++stats_.messages;
     stats_.bytes_sent += f.copy->bytes;
   }
-  // The engine's instruction ends once every chunk has arrived, on a whole cycle, as every
-  // engine's does.
-  const uint64_t end = (arrived + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
+  // The ports tell when each message is written, once its last chunk has arrived; the
+  // instruction ends when all have landed, on a whole cycle, as every engine's does.
+  while (receipt_.pending > 0) sc_core::wait(receipt_.done);
+  const uint64_t landed = std::max(arrived, receipt_.landed);
+  const uint64_t end = (landed + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
   const uint64_t now = sc_core::sc_time_stamp().value();
   if (end > now) sleep(end - now);
 }
@@ -76,8 +79,8 @@ IciEngine::Flow IciEngine::start_flow(const IciCopy& c, uint64_t now) {
   const uint64_t chunk = fabric_.network.config().chunk_bytes;
   fabric_.for_each_landing(chip_, c.to, [&](int at) {
     IciPort* port = fabric_.ports[static_cast<size_t>(at)];
-    f.landings.emplace_back(
-        port, port->expect(fabric_.semaphore_id(at, c.recv_sem), (c.bytes + chunk - 1) / chunk, c.via_hbm));
+    f.landings.emplace_back(port, port->expect(fabric_.semaphore_id(at, c.recv_sem),
+                                               (c.bytes + chunk - 1) / chunk, c.via_hbm, receipt_));
   });
   return f;
 }

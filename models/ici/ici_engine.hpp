@@ -5,7 +5,7 @@
 // hands each chunk, with its arrival time, to the destination chip's port
 // (models/ici/ici_port.hpp), which writes it into that chip's HBM and signals the destination's
 // semaphore once the message's last byte is written. An instruction completes when all its
-// messages have arrived. Like the DMA engines it books at most a quantum ahead of simulated
+// messages have landed (been written). Like the DMA engines it books at most a quantum ahead of simulated
 // time before yielding, so messages of different chips on one link interleave.
 #include <cstdint>
 #include <map>
@@ -89,6 +89,7 @@ class IciEngine : public Engine {
     std::vector<std::pair<IciPort*, uint32_t>> landings;
   };
   Flow start_flow(const IciCopy& c, uint64_t now);
+  SendReceipt receipt_;  // the instruction being sent's landings (one send at a time)
   void send_chunk(Flow& f);
 
   int chip_;

@@ -19,7 +19,7 @@ bool IciPort::Later::operator()(const Item& a, const Item& b) const {
   return key(a) > key(b);
 }
 
-uint32_t IciPort::expect(int sem, uint64_t chunks, bool via_hbm) {
+uint32_t IciPort::expect(int sem, uint64_t chunks, bool via_hbm, SendReceipt& receipt) {
   uint32_t m = static_cast<uint32_t>(messages_.size());
   if (free_.empty()) {
     messages_.emplace_back();
@@ -27,9 +27,20 @@ uint32_t IciPort::expect(int sem, uint64_t chunks, bool via_hbm) {
     m = free_.back();
     free_.pop_back();
   }
-  messages_[m] = {sem, chunks, 0, via_hbm};
-  if (chunks == 0) schedule({sc_core::sc_time_stamp().value(), true, 0, 0, m});
+  messages_[m] = {sem, chunks, sc_core::sc_time_stamp().value(), via_hbm, &receipt};
+  ++receipt.pending;
+  if (chunks == 0) landed(m);
   return m;
+}
+
+// The message is written by m.written: its semaphore then, and its sender told now (the
+// sender, which knows when, waits for that time itself).
+void IciPort::landed(uint32_t message) {
+  Message& m = messages_[message];
+  SendReceipt& r = *m.receipt;
+  r.landed = std::max(r.landed, m.written);
+  if (--r.pending == 0) r.done.notify();
+  schedule({m.written, true, 0, 0, message});
 }
 
 void IciPort::arrive(uint32_t message, uint64_t at_ps, uint64_t addr, uint64_t bytes) {
@@ -57,7 +68,7 @@ void IciPort::land() {
       continue;
     }
     m.written = std::max(m.written, m.via_hbm ? hbm_.access(item.addr, item.bytes, true, now) : now);
-    if (--m.chunks_left == 0) due_.push({m.written, true, 0, 0, item.message});
+    if (--m.chunks_left == 0) landed(item.message);
   }
   if (!due_.empty()) wake_.notify(sc_core::sc_time::from_value(due_.top().time - now));
 }

@@ -23,16 +23,23 @@
 
 namespace systolic {
 
+// What a sending engine waits on: its messages not yet landed, and when the last one landed.
+struct SendReceipt {
+  uint64_t pending = 0;
+  uint64_t landed = 0;
+  sc_core::sc_event done;  // notified (immediately) when pending reaches 0
+};
+
 class IciPort : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(IciPort);
   IciPort(const sc_core::sc_module_name& name, HbmCore& hbm, SemaphoreBank& semaphores);
 
   // A message of `chunks` chunks that adds one to semaphore `sem` once its last chunk is written
-  // (`via_hbm` false: once it has arrived, no HBM write). Called by the sender's engine at its
-  // time, before the message's chunks arrive; a message of no chunks signals now. Returns its
-  // handle for arrive().
-  uint32_t expect(int sem, uint64_t chunks, bool via_hbm);
+  // (`via_hbm` false: once it has arrived, no HBM write), and then reports to `receipt` (counted
+  // in its `pending` here). Called by the sender's engine at its time, before the message's
+  // chunks arrive; a message of no chunks lands now. Returns its handle for arrive().
+  uint32_t expect(int sem, uint64_t chunks, bool via_hbm, SendReceipt& receipt);
   // A chunk of message `message`: [addr, addr + bytes) of this chip's HBM, arriving at
   // `at_ps`, which is after the caller's time.
   void arrive(uint32_t message, uint64_t at_ps, uint64_t addr, uint64_t bytes);
@@ -43,6 +50,7 @@ class IciPort : public sc_core::sc_module {
     uint64_t chunks_left = 0;
     uint64_t written = 0;  // the last byte written so far
     bool via_hbm = true;
+    SendReceipt* receipt = nullptr;
   };
   // A chunk to write, or (signal) a message's semaphore to add one to, at `time`.
   struct Item {
@@ -58,7 +66,7 @@ class IciPort : public sc_core::sc_module {
 
   void land();  // the SC_METHOD: everything due now, in Later's order
   void schedule(Item item);
-  void release(uint32_t message);
+  void landed(uint32_t message);  // its last chunk is booked: signal when written, report
 
   HbmCore& hbm_;
   SemaphoreBank& semaphores_;

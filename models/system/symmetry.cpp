@@ -184,37 +184,42 @@ std::vector<int> path(const ChipClasses& c, int s) {
 }
 
 // "" unless, with a timed memory system, two chips' messages would write the same bytes of a
-// simulated chip's HBM under the same semaphore: the chip's port orders what arrives at one
-// time by the chunks (models/ici/ici_port.hpp), so two such chunks are told apart only by the
-// order they were sent in, which is the kernel's. Checked on the representatives' landings (a
-// message of chip s of a class lands where g_s takes it): by symmetry the other chips' are
-// their images.
-std::string landing_clash(const ChipClasses& classes, const std::vector<const Program*>& programs) {
-  using Write = std::tuple<int, uint64_t, uint64_t, std::string>;  // at, address, bytes, semaphore
+// simulated chip's HBM under the same semaphore (the chip's port orders what arrives at one
+// time by the chunks, models/ici/ici_port.hpp, so two such chunks are told apart only by the
+// order they were sent in, which is the kernel's), or a representative's messages to a chip
+// land on no simulated chip (its send ends when their write does, which nothing would time).
+// Checked on the representatives' landings (a message of chip s of a class lands where g_s
+// takes it): by symmetry the other chips' are their images.
+std::string landing_limit(const ChipClasses& classes, const std::vector<const Program*>& programs) {
+  using Write = std::tuple<uint64_t, uint64_t, std::string>;  // address, bytes, semaphore
   std::vector<std::vector<int>> members(programs.size());
   for (int s = 0; s < classes.chips(); ++s)
     members[static_cast<size_t>(classes.representative[static_cast<size_t>(s)])].push_back(s);
-  std::map<Write, int> sender;
+  std::map<std::pair<int, Write>, int> sender;  // (chip, write) -> the chip whose message it is
   for (int r : classes.simulated_chips()) {
-    std::map<int, std::set<std::tuple<uint64_t, uint64_t, std::string>>> to;  // by destination
+    std::map<int, std::set<Write>> to;  // by destination
     for (const Stream& st : programs[static_cast<size_t>(r)]->streams)
       if (st.engine.kind == EngineKind::ici)
         for (const Instruction& i : st.instructions)
           if (const auto* op = std::get_if<IciOp>(&i.op))
             for (const IciCopy& m : op->copies)
               if (m.via_hbm) to[m.to].emplace(m.dst_addr, m.bytes, m.recv_sem);
-    for (const auto& [d, writes] : to)
+    for (const auto& [d, writes] : to) {
+      bool lands = false;
       for (int s : members[static_cast<size_t>(r)]) {
         const int at = classes.image(s, d);
         if (!classes.simulated(at)) continue;
-        for (const auto& [addr, bytes, sem] : writes) {
-          const int first = sender.try_emplace({at, addr, bytes, sem}, s).first->second;
+        lands = true;
+        for (const Write& w : writes) {
+          const int first = sender.try_emplace({at, w}, s).first->second;
           if (first != s)
             return fmt::format(
                 "chips {} and {} write the same {} B at {:#x} of chip {}'s HBM, signalling '{}'", first, s,
-                bytes, addr, at, sem);
+                std::get<1>(w), std::get<0>(w), at, std::get<2>(w));
         }
       }
+      if (!lands) return fmt::format("chip {}'s messages to chip {} land on no simulated chip", r, d);
+    }
   }
   return "";
 }
@@ -274,7 +279,7 @@ ChipClasses chip_classes(const Topology& topology, const std::vector<const Progr
   }
   orbits(classes);
   if (rules.memory_timed && static_cast<int>(classes.simulated_chips().size()) < n) {
-    std::string clash = landing_clash(classes, programs);
+    std::string clash = landing_limit(classes, programs);
     if (!clash.empty()) return every_chip(n, std::move(clash));
   }
   if (classes.simulated_chips().size() > 1) classes.limit = limit;

@@ -38,6 +38,7 @@ class Process : public sc_core::sc_module {
 struct Landed {
   std::vector<uint64_t> signalled;  // per semaphore: when it reached 1
   HbmStats hbm;
+  uint64_t told = 0, landed = 0;  // when the sender heard both had landed, and when they had
 };
 
 // Two one-chunk messages, on semaphores 0 and 1, both arriving at 1000 ns: 256 B at address 0
@@ -50,10 +51,15 @@ Landed two_arrivals(bool b_first, HbmTiming timing) {
   Landed out;
   out.signalled.assign(2, 0);
   std::vector<std::unique_ptr<Process>> procs;
+  SendReceipt receipt;
   procs.push_back(std::make_unique<Process>("sender", [&] {
     std::vector<std::pair<int, uint64_t>> messages = {{0, 0}, {1, 256}};
     if (b_first) std::swap(messages[0], messages[1]);
-    for (const auto& [sem, addr] : messages) port.arrive(port.expect(sem, 1, true), 1000 * kNs, addr, 256);
+    for (const auto& [sem, addr] : messages)
+      port.arrive(port.expect(sem, 1, true, receipt), 1000 * kNs, addr, 256);
+    // The sender learns when both have landed once the last has arrived.
+    while (receipt.pending > 0) sc_core::wait(receipt.done);
+    out.told = sc_core::sc_time_stamp().value();
   }));
   for (int sem = 0; sem < 2; ++sem)
     procs.push_back(std::make_unique<Process>(sem == 0 ? "waits0" : "waits1", [&, sem] {
@@ -62,6 +68,7 @@ Landed two_arrivals(bool b_first, HbmTiming timing) {
     }));
   sc_core::sc_start();
   out.hbm = hbm.stats();
+  out.landed = receipt.landed;
   return out;
 }
 
@@ -102,6 +109,8 @@ TEST_CASE("An ICI port writes chunks when they arrive, in their own order, and s
   // bus. Each message's semaphore is signalled when its last byte is written.
   CHECK(a.signalled == std::vector<uint64_t>{(1000 + 17 + 32) * kNs, (1000 + 17 + 64) * kNs});
   CHECK(b.signalled == a.signalled);
+  CHECK(a.told == 1000 * kNs);
+  CHECK(a.landed == a.signalled[1]);
   CHECK(b.hbm == a.hbm);
   CHECK(a.hbm.bytes_written == 512);
   CHECK(a.hbm.row_misses == 2);
