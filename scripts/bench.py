@@ -81,7 +81,7 @@ def main():
     case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 mesh), 80 layers, ideal memory (what-if)",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8", "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=17 GiB"], "< 5 s")
-    case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system on every chip",
+    case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system",
          ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
           "--tp", "8", "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=17 GiB"], "")
     case("demo: Azure code trace (8,819 requests), two bucket sets, Llama-3-8B W8A16 on one tpu-v5e, real memory",

@@ -86,7 +86,8 @@ def main():
                "--weight-dtype", "int8"]
         case("Llama-2-70B prefill [1, 2048] --tp 8 int8 on tpu-v5e-8, memory.ideal=true", 8,
              v5e + ["--set", "memory.ideal=true"])
-        case("the same on the real memory system (every chip simulated: real-memory collectives)", 8, v5e)
+        case("the same on the real memory system", 8, v5e)
+        case("the same, --every-chip", 8, v5e, every_chip=True)
         if a.long:
             case("DeepSeek-V3 MoE prefill [8, 2048] --tp 64 --ep 64 on tpu-v5p-64, real memory (every chip: all-to-all)",
                  64, ["-c", "configs/tpu-v5p-64.yaml", "-w", "traces/models/deepseek-v3-moe.yaml", "--bucket", "8x2048",

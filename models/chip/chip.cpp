@@ -56,7 +56,14 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const 
   add_mxus(config, program, pads, observer);
   add_dmas(config, program, pads);
   add_vpu(config, program, pads);
-  if (fabric) add_ici(config, program, *fabric, index);
+  if (!fabric) return;
+  add_ici(config, program, *fabric, index);
+  // A chip of a system wakes its engines in an order of its own, so chips that run alike run
+  // alike however many run beside them (models/engine/wake_order.hpp). A chip alone keeps the
+  // kernel's order: it has no other chip to agree with.
+  wake_order_ = std::make_unique<WakeOrder>("wake_order");
+  for (size_t rank = 0; rank < owned_.size(); ++rank)
+    owned_[rank]->join(*wake_order_, static_cast<int>(rank));
 }
 
 void Chip::add_mxus(const ChipConfig& config, const Program& program, const std::vector<Scratchpad*>& pads,
@@ -102,15 +109,19 @@ void Chip::add_vpu(const ChipConfig& config, const Program& program, const std::
   owned_.push_back(std::move(vpu));
 }
 
-// Chip `index` of a system: its semaphores and HBM join the fabric, and it gets an ICI engine.
+// Chip `index` of a system: its semaphores and HBM join the fabric, and it gets an ICI engine
+// (sending) and port (receiving).
 void Chip::add_ici(const ChipConfig& config, const Program& program, IciFabric& fabric, int index) {
   const size_t i = static_cast<size_t>(index);
   fabric.semaphores.resize(std::max(fabric.semaphores.size(), i + 1));
   fabric.hbms.resize(fabric.semaphores.size());
   fabric.semaphore_names.resize(fabric.semaphores.size());
+  fabric.ports.resize(fabric.semaphores.size());
+  port_ = std::make_unique<IciPort>("ici_port", hbm_, semaphores_);
   fabric.semaphores[i] = &semaphores_;
   fabric.hbms[i] = &hbm_;
   fabric.semaphore_names[i] = &program.semaphores;
+  fabric.ports[i] = port_.get();
   auto ici = std::make_unique<IciEngine>("ici0", index, stream_for(program, {EngineKind::ici, 0}), semaphores_,
                                          fabric, config.dma.engine.quantum_cycles);
   ici_ = ici.get();

@@ -2,8 +2,9 @@
 // One chip: the semaphores its engines synchronise through, one engine per hardware unit fed
 // its instruction stream from the program, and the memories they share: HBM (behind every DMA
 // engine) and the scratchpads (vmem, weights, accumulators). With memory.ideal the HBM is timed
-// HbmTiming::ideal: transfers take no time but every byte is still counted. A chip of a multi-chip system also has an ICI
-// engine, which sends to the other chips through the system's shared fabric.
+// HbmTiming::ideal: transfers take no time but every byte is still counted. A chip of a multi-chip system
+// also has an ICI engine, which sends to the other chips through the system's shared fabric, and an ICI port,
+// which writes what they send it into its HBM.
 #include <systemc>
 
 #include <memory>
@@ -59,6 +60,8 @@ class Chip : public sc_core::sc_module {
   std::vector<DmaEngine*> dmas_;
   VpuEngine* vpu_ = nullptr;
   IciEngine* ici_ = nullptr;
+  std::unique_ptr<IciPort> port_;          // with ici_
+  std::unique_ptr<WakeOrder> wake_order_;  // with ici_: the engines' timed waits, in build order
 };
 
 }  // namespace systolic

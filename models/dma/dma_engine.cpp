@@ -14,17 +14,16 @@ DmaEngine::DmaEngine(const sc_core::sc_module_name& name, EngineId id,
       quantum_ps_(config.quantum_cycles * kTicksPerCycle) {}
 
 void DmaEngine::transfer(const DmaDescriptor& descriptor) {
-  using sc_core::sc_time;
   uint64_t now = sc_core::sc_time_stamp().value();
   core_.start(descriptor, now);
   while (!core_.issue_until(now + quantum_ps_)) {
     // Booked a quantum ahead: let the kernel (and the other engines) catch up.
-    sc_core::wait(sc_time::from_value(core_.next_issue_ps() - now));
+    sleep(core_.next_issue_ps() - now);
     now = sc_core::sc_time_stamp().value();
     ++syncs_;
   }
   const uint64_t done = core_.completion_ps();
-  if (done > now) sc_core::wait(sc_time::from_value(done - now));
+  if (done > now) sleep(done - now);
 }
 
 void DmaEngine::execute(const Instruction& instruction) {

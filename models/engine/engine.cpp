@@ -33,6 +33,12 @@ void Engine::run() {
   }
 }
 
+void Engine::sleep(uint64_t ps) {
+  if (ps == 0) return;
+  if (!order_) return sc_core::wait(sc_core::sc_time::from_value(ps));
+  order_->wait_until(sc_core::sc_time_stamp().value() + ps, rank_, woken_);
+}
+
 std::string Engine::blocked_reason() const {
   if (finished()) return "finished";
   const size_t i = records_.size();

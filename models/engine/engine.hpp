@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/engine/semaphores.hpp"
+#include "models/engine/wake_order.hpp"
 #include "models/isa/program.hpp"
 
 namespace systolic {
@@ -41,10 +42,18 @@ class Engine : public sc_core::sc_module {
   // For waveforms (sc_trace): true while executing an instruction / waiting on its semaphores.
   const bool& busy_flag() const { return busy_; }
   const bool& stalled_flag() const { return stalled_; }
+  // The chip's wake order (models/engine/wake_order.hpp), this engine's rank in it. Without
+  // one (an engine on its own, in tests) a timed wait is the kernel's.
+  void join(WakeOrder& order, int rank) {
+    order_ = &order;
+    rank_ = rank;
+  }
 
  protected:
-  // Performs the instruction, advancing simulated time with wait().
+  // Performs the instruction, advancing simulated time with sleep().
   virtual void execute(const Instruction& instruction) = 0;
+  // Waits `ps` of simulated time (nothing for 0), woken in the chip's wake order.
+  void sleep(uint64_t ps);
 
  private:
   void run();
@@ -54,6 +63,9 @@ class Engine : public sc_core::sc_module {
   SemaphoreBank& semaphores_;
   std::vector<InstrRecord> records_;
   bool busy_ = false, stalled_ = false;
+  WakeOrder* order_ = nullptr;
+  int rank_ = 0;
+  sc_core::sc_event woken_;
 };
 
 }  // namespace systolic

@@ -44,9 +44,10 @@ void IciEngine::execute(const Instruction& instruction) {
   const auto* op = std::get_if<IciOp>(&instruction.op);
   if (!op) throw std::logic_error(std::string(basename()) + ": an ICI engine only executes send instructions");
   const uint64_t start = sc_core::sc_time_stamp().value();
+  receipt_.landed = start;
   std::vector<Flow> flows;
-  for (const IciCopy& c : op->copies)
-    flows.push_back({&c, fabric_.network.topology().route(chip_, c.to, c.tie), 0, start, start, start});
+  for (const IciCopy& c : op->copies) flows.push_back(start_flow(c, start));
+  uint64_t arrived = start;
   for (;;) {
     // The message whose next chunk is ready first goes next: messages of one instruction
     // leave through their ports side by side.
@@ -55,18 +56,38 @@ void IciEngine::execute(const Instruction& instruction) {
       if (x.sent < x.copy->bytes && (!f || x.ready < f->ready)) f = &x;
     if (!f) break;
     const uint64_t now = sc_core::sc_time_stamp().value();
-    if (f->ready > now + quantum_ps_) sc_core::wait(sc_core::sc_time::from_value(f->ready - now));
+    if (f->ready > now + quantum_ps_) sleep(f->ready - now);
     send_chunk(*f);
+    arrived = std::max(arrived, f->arrived);
   }
-  deliver(flows);
-  // The engine's instruction ends on a whole cycle, as every engine's does.
+  for (const Flow& f : flows) {
+    ++stats_.messages;
+    stats_.bytes_sent += f.copy->bytes;
+  }
+  // The ports tell when each message is written, once its last chunk has arrived; the
+  // instruction ends when all have landed, on a whole cycle, as every engine's does.
+  while (receipt_.pending > 0) sc_core::wait(receipt_.done);
+  const uint64_t landed = std::max(arrived, receipt_.landed);
+  const uint64_t end = (landed + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
   const uint64_t now = sc_core::sc_time_stamp().value();
-  const uint64_t end = (now + kTicksPerCycle - 1) / kTicksPerCycle * kTicksPerCycle;
-  if (end > now) sc_core::wait(sc_core::sc_time::from_value(end - now));
+  if (end > now) sleep(end - now);
 }
 
-// Books the next chunk of `f`: read from this chip's HBM, across the network, written to the
-// destination's HBM.
+// A message about to be sent: its route, and the message announced to each port it lands on.
+IciEngine::Flow IciEngine::start_flow(const IciCopy& c, uint64_t now) {
+  Flow f{&c, fabric_.network.topology().route(chip_, c.to, c.tie), 0, now, now, now, {}};
+  const uint64_t chunk = fabric_.network.config().chunk_bytes;
+  fabric_.for_each_landing(chip_, c.to, [&](int at) {
+    IciPort* port = fabric_.ports[static_cast<size_t>(at)];
+    f.landings.emplace_back(port, port->expect(fabric_.semaphore_id(at, c.recv_sem),
+                                               (c.bytes + chunk - 1) / chunk, c.via_hbm, receipt_));
+  });
+  return f;
+}
+
+// Books the next chunk of `f`: read from this chip's HBM and across the network; each port it
+// lands on writes it into its chip's HBM when it arrives. Mirrored (one chip per class), it
+// lands where the class's messages land, as often as they do.
 void IciEngine::send_chunk(Flow& f) {
   IciNetwork& net = fabric_.network;
   const IciCopy& c = *f.copy;
@@ -74,40 +95,14 @@ void IciEngine::send_chunk(Flow& f) {
   uint64_t ready = f.ready;
   if (c.via_hbm) ready = fabric_.hbms[static_cast<size_t>(chip_)]->access(c.src_addr + f.sent, bytes, false, ready);
   const IciNetwork::Booking b = net.book(f.route, bytes, ready, sc_core::sc_time_stamp().value());
-  uint64_t landed = b.arrived;
-  // The HBM model books in call order, so the destination's write is booked at the time the
-  // chunk sets off (booked at its far-off arrival it would hold up that chip's earlier
-  // reads); the chunk has landed once it has arrived and that write is done. Mirrored (one
-  // chip per class), it is written where the class's messages land, as often as they do.
-  if (c.via_hbm)
-    fabric_.for_each_landing(chip_, c.to, [&](int at) {
-      landed = std::max(
-          landed, fabric_.hbms[static_cast<size_t>(at)]->access(c.dst_addr + f.sent, bytes, true, ready));
-    });
-  f.arrived = std::max(f.arrived, landed);
+  for (const auto& [port, message] : f.landings) port->arrive(message, b.arrived, c.dst_addr + f.sent, bytes);
+  f.arrived = std::max(f.arrived, b.arrived);
   // A port buffers two chunks: the next one may be read while this one crosses the link,
   // once the one before this has left.
   f.ready = std::max(ready, f.prev_left);
   f.prev_left = b.sent;
   f.sent += bytes;
   ++stats_.chunks;
-}
-
-// Delivers in landing order: each message signals its receiver when its last byte is there.
-void IciEngine::deliver(std::vector<Flow>& flows) {
-  std::vector<Flow*> order;
-  order.reserve(flows.size());
-  for (Flow& f : flows) order.push_back(&f);
-  std::stable_sort(order.begin(), order.end(), [](const Flow* a, const Flow* b) { return a->arrived < b->arrived; });
-  for (Flow* f : order) {
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    if (f->arrived > now) sc_core::wait(sc_core::sc_time::from_value(f->arrived - now));
-    fabric_.for_each_landing(chip_, f->copy->to, [&](int at) {
-      fabric_.semaphores[static_cast<size_t>(at)]->signal(fabric_.semaphore_id(at, f->copy->recv_sem));
-    });
-    ++stats_.messages;
-    stats_.bytes_sent += f->copy->bytes;
-  }
 }
 
 }  // namespace systolic

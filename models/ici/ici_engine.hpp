@@ -1,10 +1,12 @@
 #pragma once
 // A chip's ICI engine: a SystemC engine whose instructions send messages to other chips
-// (models/isa/program.hpp IciOp). It books each message chunk by chunk on the shared network
-// (models/ici/ici_network.hpp) and, with a real memory system, on the source and destination
-// HBM models; when a message's last byte has landed it signals the destination chip's
-// semaphore. Like the DMA engines it books at most a quantum ahead of simulated time before
-// yielding, so messages of different chips on one link interleave.
+// (models/isa/program.hpp IciOp). It books each message chunk by chunk on its own HBM (with a
+// real memory system: the read) and on the shared network (models/ici/ici_network.hpp), and
+// hands each chunk, with its arrival time, to the destination chip's port
+// (models/ici/ici_port.hpp), which writes it into that chip's HBM and signals the destination's
+// semaphore once the message's last byte is written. An instruction completes when all its
+// messages have landed (been written). Like the DMA engines it books at most a quantum ahead of simulated
+// time before yielding, so messages of different chips on one link interleave.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "models/engine/engine.hpp"
 #include "models/hbm/hbm_core.hpp"
 #include "models/ici/ici_network.hpp"
+#include "models/ici/ici_port.hpp"
 
 namespace systolic {
 
@@ -24,6 +27,7 @@ struct IciFabric {
   IciNetwork network;
   std::vector<SemaphoreBank*> semaphores;
   std::vector<HbmCore*> hbms;
+  std::vector<IciPort*> ports;
   std::vector<const std::vector<std::string>*> semaphore_names;  // each chip's program's
   // The id of `name` in chip `chip`'s program, or -1.
   int semaphore_id(int chip, const std::string& name) const;
@@ -79,10 +83,14 @@ class IciEngine : public Engine {
     uint64_t sent = 0;       // bytes booked so far
     uint64_t ready = 0;      // when the next chunk may be read and enter the network
     uint64_t prev_left = 0;  // when the chunk before the last one left the source's port
-    uint64_t arrived = 0;    // when the last booked chunk landed
+    uint64_t arrived = 0;    // when the last booked chunk arrived
+    // Where it lands (a message of a chip simulated for its class can land on several chips,
+    // IciFabric::mirrored): each port and the message's handle there.
+    std::vector<std::pair<IciPort*, uint32_t>> landings;
   };
+  Flow start_flow(const IciCopy& c, uint64_t now);
+  SendReceipt receipt_;  // the instruction being sent's landings (one send at a time)
   void send_chunk(Flow& f);
-  void deliver(std::vector<Flow>& flows);
 
   int chip_;
   IciFabric& fabric_;

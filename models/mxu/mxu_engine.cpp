@@ -46,7 +46,7 @@ void MxuEngine::execute(const Instruction& instruction) {
   // A waveform observer steps the grid in simulated time (it waits one cycle per grid cycle);
   // wait only for what is left.
   const uint64_t elapsed = now_cycles() - begin;
-  if (elapsed < cycles) sc_core::wait(cycles_to_time(cycles - elapsed));
+  if (elapsed < cycles) sleep(cycles_to_time(cycles - elapsed).value());
 }
 
 }  // namespace systolic

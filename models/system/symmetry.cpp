@@ -4,18 +4,20 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace systolic {
 namespace {
 
 const char* const kAxis[] = {"x", "y", "z"};
 
-// "" when every message crosses one link and, with a timed memory system, none writes into
-// another chip's HBM; else why mirroring would not be exact. `valid` turns false for a
-// message to no chip of the system (the system check names it).
+// "" when every message crosses one link; else why mirroring would not be exact. `valid`
+// turns false for a message to no chip of the system (the system check names it).
 std::string message_limit(const Topology& topology, const std::vector<const Program*>& programs,
-                          const SymmetryRules& rules, bool& valid) {
+                          bool& valid) {
   for (int c = 0; c < topology.chips(); ++c)
     for (const Stream& s : programs[static_cast<size_t>(c)]->streams) {
       if (s.engine.kind != EngineKind::ici) continue;  // only the ICI engine sends
@@ -32,9 +34,6 @@ std::string message_limit(const Topology& topology, const std::vector<const Prog
                   "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, "
                   "and which goes first depends on the order the simulator runs the chips",
                   c, m.to, hops);
-            if (rules.memory_timed && m.via_hbm)
-              return "with the real memory system a message is written into the receiver's HBM, which that "
-                     "chip's DMA engines share in the order the simulator runs them";
           }
     }
   return "";
@@ -184,6 +183,47 @@ std::vector<int> path(const ChipClasses& c, int s) {
   return out;
 }
 
+// "" unless, with a timed memory system, two chips' messages would write the same bytes of a
+// simulated chip's HBM under the same semaphore (the chip's port orders what arrives at one
+// time by the chunks, models/ici/ici_port.hpp, so two such chunks are told apart only by the
+// order they were sent in, which is the kernel's), or a representative's messages to a chip
+// land on no simulated chip (its send ends when their write does, which nothing would time).
+// Checked on the representatives' landings (a message of chip s of a class lands where g_s
+// takes it): by symmetry the other chips' are their images.
+std::string landing_limit(const ChipClasses& classes, const std::vector<const Program*>& programs) {
+  using Write = std::tuple<uint64_t, uint64_t, std::string>;  // address, bytes, semaphore
+  std::vector<std::vector<int>> members(programs.size());
+  for (int s = 0; s < classes.chips(); ++s)
+    members[static_cast<size_t>(classes.representative[static_cast<size_t>(s)])].push_back(s);
+  std::map<std::pair<int, Write>, int> sender;  // (chip, write) -> the chip whose message it is
+  for (int r : classes.simulated_chips()) {
+    std::map<int, std::set<Write>> to;  // by destination
+    for (const Stream& st : programs[static_cast<size_t>(r)]->streams)
+      if (st.engine.kind == EngineKind::ici)
+        for (const Instruction& i : st.instructions)
+          if (const auto* op = std::get_if<IciOp>(&i.op))
+            for (const IciCopy& m : op->copies)
+              if (m.via_hbm) to[m.to].emplace(m.dst_addr, m.bytes, m.recv_sem);
+    for (const auto& [d, writes] : to) {
+      bool lands = false;
+      for (int s : members[static_cast<size_t>(r)]) {
+        const int at = classes.image(s, d);
+        if (!classes.simulated(at)) continue;
+        lands = true;
+        for (const Write& w : writes) {
+          const int first = sender.try_emplace({at, w}, s).first->second;
+          if (first != s)
+            return fmt::format(
+                "chips {} and {} write the same {} B at {:#x} of chip {}'s HBM, signalling '{}'", first, s,
+                std::get<1>(w), std::get<0>(w), at, std::get<2>(w));
+        }
+      }
+      if (!lands) return fmt::format("chip {}'s messages to chip {} land on no simulated chip", r, d);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<int> ChipClasses::simulated_chips() const {
@@ -221,7 +261,7 @@ ChipClasses chip_classes(const Topology& topology, const std::vector<const Progr
   const int n = topology.chips();
   if (static_cast<int>(programs.size()) != n || n < 2) return every_chip(n, "");
   bool valid = true;
-  std::string limit = message_limit(topology, programs, rules, valid);
+  std::string limit = message_limit(topology, programs, valid);
   if (!limit.empty()) return every_chip(n, valid ? limit : "");
   ChipClasses classes = every_chip(n, "");
   for (ChipSymmetry& s : candidates(topology)) {
@@ -238,6 +278,10 @@ ChipClasses chip_classes(const Topology& topology, const std::vector<const Progr
       limit = fmt::format("{} does not map the system onto itself ({})", s.name, why);
   }
   orbits(classes);
+  if (rules.memory_timed && static_cast<int>(classes.simulated_chips().size()) < n) {
+    std::string clash = landing_limit(classes, programs);
+    if (!clash.empty()) return every_chip(n, std::move(clash));
+  }
   if (classes.simulated_chips().size() > 1) classes.limit = limit;
   return classes;
 }

@@ -3,22 +3,26 @@
 // (docs/interconnect.md, "Scale"). A symmetry is a relabelling σ of the chips that maps the
 // system onto itself: chip σ(c) runs chip c's program with every message to chip d sent to
 // σ(d) instead (and nothing else changed: sizes, semaphores, waits, and with a timed memory
-// system the HBM addresses), over the image of the link c used. Then chip σ(c)'s inputs are
-// the images of chip c's, so the two run the same instructions at the same times, and their
-// records, counters and links agree. The classes are the orbits of the symmetries found; the
-// smallest chip of each is its representative, the one simulated.
+// system the HBM addresses, which the collectives place rank-relative), over the image of the
+// link c used. Then chip σ(c)'s inputs are the images of chip c's, so the two run the same
+// instructions at the same times, and their records, counters and links agree. The classes are the orbits of
+// the symmetries found; the smallest chip of each is its representative, the one simulated.
 //
 // Candidates (each checked on every chip, and kept only if it holds): one step along the ring
 // order (Topology::ring_order: the ring collectives' order), one step along each wrapped
 // dimension, and the reflection of each dimension. A symmetry is only used where mirroring is
-// exact, which needs two things of the messages (SymmetryRules):
-//  - every message crosses one link, so a link carries only its own chip's chunks: with
-//    messages over several links, chunks of different chips meet on a link, and which is
-//    booked first depends on the order the kernel runs the chips, not on the program;
-//  - with a timed memory system, no message writes into another chip's HBM, which that chip's
-//    own DMA engines share in the order the kernel runs them (untimed, the write only counts
-//    bytes).
-// Where either fails, or no candidate holds, every chip is its own class and `limit` says why.
+// exact, which needs every message to cross one link, so a link carries only its own chip's
+// chunks: with messages over several links, chunks of different chips meet on a link, and
+// which is booked first depends on the order the kernel runs the chips, not on the program.
+// With a timed memory system, what shares a chip's HBM must do so in the same order on every
+// chip of a class. Two things make it so by construction: a chip writes what it receives into
+// its own HBM itself, at arrival, in an order fixed by the chunks (models/ici/ici_port.hpp),
+// and a chip of a system wakes its engines in an order of its own
+// (models/engine/wake_order.hpp). This check adds the rest: the HBM addresses are compared, and
+// no class is formed where two chips would write the same bytes of one chip at once under one
+// semaphore (the port could tell their chunks apart only by the order they were sent in).
+// Where any of this fails, or no candidate holds, every chip is its own class and `limit` says
+// why.
 // Plain C++, no SystemC.
 #include <string>
 #include <vector>
@@ -54,7 +58,7 @@ struct ChipClasses {
 };
 
 struct SymmetryRules {
-  bool memory_timed = true;  // memory.ideal false: HBM addresses and remote HBM writes matter
+  bool memory_timed = true;  // memory.ideal false: HBM addresses matter
 };
 
 // Every chip its own class, for `why` (e.g. the option that asked for it).

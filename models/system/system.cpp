@@ -55,6 +55,7 @@ void System::build(const ChipConfig& config, const std::vector<const Program*>& 
   fabric_.semaphores.assign(n, nullptr);
   fabric_.hbms.assign(n, nullptr);
   fabric_.semaphore_names.assign(n, nullptr);
+  fabric_.ports.assign(n, nullptr);
   simulated_index_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (!classes_.simulated(static_cast<int>(i))) continue;
@@ -66,6 +67,7 @@ void System::build(const ChipConfig& config, const std::vector<const Program*>& 
     const auto rep = static_cast<size_t>(classes_.representative[i]);
     simulated_index_[i] = simulated_index_[rep];
     fabric_.hbms[i] = fabric_.hbms[rep];
+    fabric_.ports[i] = fabric_.ports[rep];
     fabric_.semaphore_names[i] = &programs[i]->semaphores;
   }
 }

@@ -47,7 +47,7 @@ uint64_t VpuEngine::run_op(const VpuOp& op) {
     pad->count_read(traffic.bytes_read);
     pad->count_write(traffic.bytes_written);
   }
-  if (cycles > 0) sc_core::wait(cycles_to_time(cycles));
+  sleep(cycles_to_time(cycles).value());
   return cycles;
 }
 

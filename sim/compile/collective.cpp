@@ -28,6 +28,15 @@ std::pair<uint64_t, uint64_t> part(uint64_t total, uint64_t parts, uint64_t j) {
 
 uint64_t mod(int64_t a, int64_t n) { return static_cast<uint64_t>(((a % n) + n) % n); }
 
+// Where part `j` lies in a buffer that holds the parts rank-relative: part `own` (this chip's)
+// first, then the ones after it, wrapping round. Every chip of a ring then reads and writes
+// the block of step s at the same address of its HBM, so chips that run alike see the same
+// HBM traffic (models/system/symmetry.hpp).
+uint64_t rotated_offset(uint64_t total, uint64_t parts, uint64_t own, uint64_t j) {
+  const uint64_t at = part(total, parts, j).first, origin = part(total, parts, own).first;
+  return at >= origin ? at - origin : total - origin + at;
+}
+
 class Lowering final : public RingEmitter {
  public:
   Lowering(CollectiveTarget& t, const CollectiveWork& c, int layer)
@@ -56,9 +65,14 @@ class Lowering final : public RingEmitter {
         // all-gather passes on what it received (after a reduce-scatter, starting with the
         // block it finished).
         const int64_t first = ph.after_reduce ? r + way.dir : r;
-        const auto [offset, size] = part(way.bytes, static_cast<uint64_t>(n), mod(first - way.dir * s, n));
+        const uint64_t block = mod(first - way.dir * s, n);
+        const uint64_t size = part(way.bytes, static_cast<uint64_t>(n), block).second;
+        // Read from this chip's rank-relative place of the block, written to the receiver's.
+        const auto at = [&](int64_t rank) {
+          return way.base + rotated_offset(way.bytes, static_cast<uint64_t>(n), mod(rank, n), block);
+        };
         std::get<IciOp>(send.op).copies.push_back(
-            hbm_copy(ph.members[mod(r + way.dir, n)], size, way.recv, way.dir, way.base + offset));
+            hbm_copy(ph.members[mod(r + way.dir, n)], size, way.recv, way.dir, at(r), at(r + way.dir)));
       }
       ici_.instructions.push_back(std::move(send));
       std::vector<SemWait>& in = arrivals_.emplace_back();
@@ -99,7 +113,7 @@ class Lowering final : public RingEmitter {
     for (uint64_t j = 0; j < n; ++j) {
       const uint64_t bytes = c_.send_bytes.empty() ? part(c_.bytes, n, j).second : c_.send_bytes[j];
       if (j != rank)
-        std::get<IciOp>(send.op).copies.push_back(hbm_copy(g.members[j], bytes, recv, tie, offset));
+        std::get<IciOp>(send.op).copies.push_back(hbm_copy(g.members[j], bytes, recv, tie, offset, offset));
       offset += bytes;
     }
     ici_.instructions.push_back(std::move(send));
@@ -122,7 +136,7 @@ class Lowering final : public RingEmitter {
     const auto [recv, received] = receive_semaphore();
     if (sends) {
       const int to = order[mod(r + 1, n)];
-      IciCopy copy = hbm_copy(to, c_.bytes, -1, +1, 0);
+      IciCopy copy = hbm_copy(to, c_.bytes, -1, +1, 0, 0);
       copy.recv_sem =
           c_.channel.empty() ? t_.program.semaphores[static_cast<size_t>(recv)] : channel_semaphore();
       ici_.instructions.push_back({IciOp{{copy}}, layer_, std::move(before), {}});
@@ -181,9 +195,9 @@ class Lowering final : public RingEmitter {
     return now;
   }
 
-  // A message to chip `to`: `bytes` from `offset` of the send area into the same offset of
-  // the receive area (HBM to HBM), counted on semaphore `recv` (-1: named by the caller).
-  IciCopy hbm_copy(int to, uint64_t bytes, int recv, int tie, uint64_t offset) const {
+  // A message to chip `to`: `bytes` from `offset` of the send area into `dst_offset` of the
+  // receive area (HBM to HBM), counted on semaphore `recv` (-1: named by the caller).
+  IciCopy hbm_copy(int to, uint64_t bytes, int recv, int tie, uint64_t offset, uint64_t dst_offset) const {
     IciCopy copy;
     copy.to = to;
     copy.bytes = bytes;
@@ -191,7 +205,7 @@ class Lowering final : public RingEmitter {
     copy.tie = tie;
     copy.via_hbm = true;
     copy.src_addr = t_.hbm_base + offset;
-    copy.dst_addr = t_.hbm_base + c_.bytes + offset;
+    copy.dst_addr = t_.hbm_base + c_.bytes + dst_offset;
     return copy;
   }
 

@@ -49,6 +49,8 @@ SITES = {
         "guarded: compile's check_cycle_range, and check_matmul_cycle_range for a trace (budget.cpp)",
     ("models/common/names.hpp", "name_table"): "invariant: a name table out of enum order, found at start-up",
     ("models/common/registry.hpp", "registered twice"): "invariant: two implementations of one name, at start-up",
+    ("models/engine/wake_order.cpp", "a wait must end after now"):
+        "invariant: Engine::sleep returns at once for 0 ps, so every wait it hands on ends later",
     ("models/system/symmetry.cpp", "a link no message crosses has no image"):
         "invariant: a symmetry is kept only when every message's link has an image (chip_classes checks it)",
     ("models/system/system.cpp", "chip classes of another system"):

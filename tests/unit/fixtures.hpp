@@ -53,6 +53,19 @@ inline ChipConfig tiny_chip(int64_t count, MxuModel model, Convention convention
   return c;
 }
 
+// A tiny part whose latencies are easy to work by hand: one pseudo-channel, 2 banks, 256 B
+// rows, an 8 B bus at 1 Gb/s per pin (8 B/ns), 32 B bursts of 4 ns, no refresh.
+inline HbmConfig tiny_hbm() {
+  HbmConfig c;
+  c.name = "tiny";
+  c.channels = c.pseudo_channels = 1, c.banks = 2, c.page_bytes = 256, c.capacity_bytes = 1 << 20;
+  c.bus_bits = 64, c.data_rate_gbps = 1.0, c.burst_length = 4;
+  c.t_rcd_ns = 10, c.t_rp_ns = 12, c.t_cl_ns = 7, c.t_ras_ns = 20;
+  c.t_rrd_ns = c.t_faw_ns = c.t_refi_ns = c.t_rfc_ns = 0;  // no activate limits, no refresh
+  c.interleave_bytes = c.chunk_bytes = 256;
+  return c;
+}
+
 // Naive int64 GEMM: reduced modulo 2^32 it is what int32 two's-complement accumulation gives.
 template <class In>
 Matrix<int64_t> reference_gemm(const Matrix<In>& a, const Matrix<In>& b) {

@@ -12,25 +12,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "models/hbm/dram_standard.hpp"
 #include "models/hbm/hbm_core.hpp"
 
 using namespace systolic;
 
 namespace {
-
-// A tiny part whose latencies are easy to work by hand: one pseudo-channel, 2 banks, 256 B
-// rows, an 8 B bus at 1 Gb/s per pin (8 B/ns), 32 B bursts of 4 ns, no refresh.
-HbmConfig tiny() {
-  HbmConfig c;
-  c.name = "tiny";
-  c.channels = c.pseudo_channels = 1, c.banks = 2, c.page_bytes = 256, c.capacity_bytes = 1 << 20;
-  c.bus_bits = 64, c.data_rate_gbps = 1.0, c.burst_length = 4;
-  c.t_rcd_ns = 10, c.t_rp_ns = 12, c.t_cl_ns = 7, c.t_ras_ns = 20;
-  c.t_rrd_ns = c.t_faw_ns = c.t_refi_ns = c.t_rfc_ns = 0;  // no activate limits, no refresh
-  c.interleave_bytes = c.chunk_bytes = 256;
-  return c;
-}
 
 constexpr uint64_t kNs = 1000;  // ps per ns at the default 1000 MHz core clock
 
@@ -214,7 +202,7 @@ std::vector<Geometry> geometries() {
       {hbm2_tpu_v4i(), 1050.0},
       {hbm2e_tpu_v5p(), 940.0},
       {ddr3_tpu_v1(), 700.0},
-      {with(tiny(),  // tFAW binds: four ACTs 3 ns apart span 9 ns of its 20
+      {with(testing::tiny_hbm(),  // tFAW binds: four ACTs 3 ns apart span 9 ns of its 20
             [](HbmConfig& c) {
               c.channels = c.pseudo_channels = 2;
               c.t_rrd_ns = 3, c.t_faw_ns = 20, c.t_refi_ns = 700, c.t_rfc_ns = 90;
@@ -228,7 +216,7 @@ std::vector<Geometry> geometries() {
               c.page_bytes = 512, c.interleave_bytes = 2048, c.chunk_bytes = 4096, c.t_rfc_ns = 0;
             }),
        500.0},
-      {with(tiny(),  // nothing a power of two but the burst; addresses past 2^32
+      {with(testing::tiny_hbm(),  // nothing a power of two but the burst; addresses past 2^32
             [](HbmConfig& c) {
               c.channels = 3, c.pseudo_channels = 2, c.banks = 6, c.capacity_bytes = 64ull << 30;
               c.interleave_bytes = 768, c.chunk_bytes = 384, c.t_refi_ns = 1900, c.t_rfc_ns = 160;
@@ -344,7 +332,7 @@ TEST_CASE("scattered 64 B accesses get measurably less than a sequential stream"
 TEST_CASE("single-access latencies on a tiny part, worked by hand", "[memory][hbm]") {
   // Burst: 8 B x 4 beats = 32 B in 4 ns; a 64 B access moves 2 bursts = 8 ns.
   // Rows: address / 256 = row index; bank = index % 2, row = index / 2.
-  HbmCore hbm(tiny());
+  HbmCore hbm(testing::tiny_hbm());
   CHECK(hbm.transfer_ps(64) == 8 * kNs);
   // Bank 0 closed: ACT at 0, data after tRCD + tCL = 17 ns, 8 ns on the bus.
   CHECK(hbm.access(0, 64, false, 0) == 25 * kNs);
@@ -363,13 +351,13 @@ TEST_CASE("single-access latencies on a tiny part, worked by hand", "[memory][hb
 
 TEST_CASE("tRAS holds a row open, and a second bank's activation hides behind a transfer", "[memory][hbm]") {
   {
-    HbmCore hbm(tiny());
+    HbmCore hbm(testing::tiny_hbm());
     CHECK(hbm.access(0, 64, false, 0) == 25 * kNs);  // ACT at 0
     // Conflict issued at 1 ns: PRE waits for tRAS (20 ns), ACT at 32, data at 49, done at 57.
     CHECK(hbm.access(512, 64, false, 1 * kNs) == (20 + 12 + 10 + 7 + 8) * kNs);
   }
   {
-    HbmCore hbm(tiny());
+    HbmCore hbm(testing::tiny_hbm());
     // A whole row (8 bursts, 32 ns) of bank 0: data 17..49.
     CHECK(hbm.access(0, 256, false, 0) == 49 * kNs);
     // Bank 1 activates at 0 as well; its data waits only for the bus: 49..81.
@@ -378,7 +366,7 @@ TEST_CASE("tRAS holds a row open, and a second bank's activation hides behind a 
 }
 
 TEST_CASE("a refresh blocks the pseudo-channel for tRFC and closes its rows", "[memory][hbm]") {
-  HbmConfig c = tiny();
+  HbmConfig c = testing::tiny_hbm();
   c.t_refi_ns = 1000;
   c.t_rfc_ns = 100;
   HbmCore hbm(c);
@@ -457,7 +445,7 @@ TEST_CASE("HBM counts exactly the bytes asked for, in chunks of at most a page",
 
 TEST_CASE("HBM timing scales with the core clock", "[memory][hbm]") {
   // At 500 MHz one SystemC ns (a cycle) lasts 2 real ns, so 1 real ns = 500 SystemC ps.
-  HbmCore hbm(tiny(), 500.0);
+  HbmCore hbm(testing::tiny_hbm(), 500.0);
   CHECK(hbm.access(0, 64, false, 0) == 25 * 500);
   CHECK(hbm.peak_bytes_per_ps() == Approx(8.0 / 500));
 }

@@ -10,7 +10,9 @@
 
 #include "fixtures.hpp"
 #include "input_error.hpp"
+#include "models/common/sim_context.hpp"
 #include "models/system/symmetry.hpp"
+#include "models/system/system.hpp"
 #include "sim/compile/compile.hpp"
 #include "sim/compile/overlap.hpp"
 #include "sim/report/report.hpp"
@@ -67,6 +69,54 @@ std::vector<const Program*> pointers(const std::vector<SharedProgram>& programs)
   std::vector<const Program*> out;
   for (const auto& p : programs) out.push_back(p.get());
   return out;
+}
+
+std::vector<const Program*> pointers(const std::vector<Program>& programs) {
+  std::vector<const Program*> out;
+  for (const auto& p : programs) out.push_back(&p);
+  return out;
+}
+
+// The ring all-reduce of every chip, with chip `chip`'s messages written 4.25 KiB further into
+// their receiver's HBM.
+std::vector<Program> with_shifted_writes(const ChipConfig& c, int chip) {
+  std::vector<Program> out;
+  for (const auto& p : compile_system(c, every(c, with_collective(CollectiveKind::all_reduce, 64 << 10))))
+    out.push_back(*p);
+  for (Stream& s : out[static_cast<size_t>(chip)].streams) {
+    if (s.engine.kind != EngineKind::ici) continue;
+    std::vector<Instruction> moved = s.instructions.vector();
+    for (Instruction& i : moved)
+      for (IciCopy& m : std::get<IciOp>(i.op).copies) m.dst_addr += 4352;
+    s.instructions = std::move(moved);
+  }
+  return out;
+}
+
+// A hand-written program with one semaphore and one 4x4x4 layer, and no instructions yet.
+Program bare_program(const std::string& semaphore) {
+  Program p;
+  p.semaphores = {semaphore};
+  LayerInfo g;
+  g.name = "g";
+  g.m = g.k = g.n = 4;
+  p.layers.push_back(g);
+  return p;
+}
+
+// Chips 0 and 2 of a line of three each send 4 KiB to address 1 MiB of chip 1, which counts
+// them on its semaphore "in".
+std::vector<Program> both_ends_write_the_middle() {
+  const Program middle = bare_program("in");
+  Program end = middle;
+  IciCopy m;
+  m.to = 1;
+  m.bytes = 4096;
+  m.recv_sem = "in";
+  m.via_hbm = true;
+  m.dst_addr = 1 << 20;
+  end.streams.push_back({{EngineKind::ici, 0}, {Instruction{IciOp{{m}}, 0, {}, {}}}});
+  return {end, middle, end};
 }
 
 ChipClasses classes_of(const ChipConfig& c, const std::vector<Workload>& workloads) {
@@ -302,14 +352,32 @@ TEST_CASE("Chips that run alike are found, and where mirroring would not be exac
   CHECK(ar.simulated_chips() == std::vector<int>{0});
   CHECK(ar.symmetries.front().name == "ring+1");
   CHECK(ar.image(3, 1) == 0);  // g_3 = three steps: chip 1 of chip 0's frame is chip 0 of chip 3's
-  // The same on the real memory system: each chip's blocks sit at other HBM addresses, and a
-  // message writes into the receiver's HBM.
+  // The same on the real memory system: each chip reads and writes step s's block at the same
+  // HBM address (rank-relative) and writes what it receives itself.
   ChipConfig real = ring;
   real.memory.ideal = false;
   const ChipClasses ar_real =
       classes_of(real, every(real, with_collective(CollectiveKind::all_reduce, 64 << 10)));
-  CHECK(ar_real.simulated_chips().size() == 4);
-  CHECK_THAT(ar_real.limit, Contains("written into the receiver's HBM"));
+  CHECK(ar_real.simulated_chips() == std::vector<int>{0});
+  CHECK(ar_real.limit.empty());
+  // Where one chip writes elsewhere in its receiver's HBM, no step maps chip 3's traffic onto
+  // another chip's (untimed, the addresses do not matter).
+  const auto shifted = with_shifted_writes(real, 2);
+  CHECK(chip_classes(real.ici.build_topology(), pointers(shifted), {true}).simulated_chips().size() == 4);
+  CHECK_THAT(chip_classes(real.ici.build_topology(), pointers(shifted), {true}).limit,
+             Contains("other HBM addresses"));
+  CHECK(chip_classes(real.ici.build_topology(), pointers(shifted), {false}).simulated_chips().size() == 1);
+  // A line of three whose ends both write the same 4 KiB of the middle chip, under one
+  // semaphore: the mirror maps the ends onto each other, but on the real memory system the
+  // middle chip's port could order their chunks only by the order they were sent in.
+  const ChipConfig line = system_config(IciTopologyKind::ring, {3}, "ring", false);
+  const std::vector<Program> ends = both_ends_write_the_middle();
+  const ChipClasses untimed = chip_classes(line.ici.build_topology(), pointers(ends), {false});
+  CHECK(untimed.simulated_chips() == std::vector<int>{0, 1});
+  CHECK(untimed.symmetries.front().name == "mirror x");
+  const ChipClasses timed = chip_classes(line.ici.build_topology(), pointers(ends), {true});
+  CHECK(timed.simulated_chips().size() == 3);
+  CHECK_THAT(timed.limit, Contains("chips 0 and 2 write the same 4096 B at 0x100000 of chip 1's HBM"));
   // All-to-all on a 2x2 torus: the diagonal crosses two links, shared by other chips' chunks.
   const ChipConfig torus = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
   const ChipClasses a2a =
@@ -343,21 +411,61 @@ TEST_CASE("One chip per class gives every chip's records and the report that sim
   CHECK(halves.per_class.plan.simulated() == 2);
   check_same(halves);
   // Where nothing is merged the two are one simulation.
-  ChipConfig real = ring;
+  const Both apart = run_both(torus, {a, a, c, a});
+  CHECK(apart.per_class.plan.simulated() == 4);
+  check_same(apart);
+}
+
+TEST_CASE("On the real memory system one chip per class gives every chip's records and report",
+          "[symmetry]") {
+  const Workload ar = with_collective(CollectiveKind::all_reduce, 256 << 10);
+  const Workload ag = with_collective(CollectiveKind::all_gather, 96 << 10);
+  const Workload rs = with_collective(CollectiveKind::reduce_scatter, 96 << 10);
+  for (ChipConfig c :
+       {system_config(IciTopologyKind::ring, {2}, "ring"), system_config(IciTopologyKind::ring, {4}, "ring"),
+        system_config(IciTopologyKind::ring, {8}, "bidir_ring"),
+        system_config(IciTopologyKind::torus2d, {2, 4}, "bidir_ring", false),
+        system_config(IciTopologyKind::torus2d, {2, 2}, "torus")}) {
+    c.memory.ideal = false;
+    INFO(c.ici.chips() << " chips, " << c.ici.algorithm);
+    for (const Workload& w : {ar, ag, rs}) {
+      const Both b = run_both(c, every(c, w));
+      CHECK(b.per_class.plan.simulated() == 1);
+      check_same(b);
+    }
+  }
+}
+
+TEST_CASE("A class is formed only where its chips' HBM traffic is alike: forced, it misreports a chip",
+          "[symmetry]") {
+  ChipConfig real = system_config(IciTopologyKind::ring, {4}, "ring");
   real.memory.ideal = false;
-  const Both r = run_both(real, every(real, ar));
-  CHECK(r.per_class.plan.simulated() == 4);
-  check_same(r);
+  // Chip 2 writes its messages 4.25 KiB further into chip 3's HBM: other rows and channels.
+  const std::vector<Program> shifted = with_shifted_writes(real, 2);
+  const auto programs = pointers(shifted);
+  // Untimed memory's rules ignore the addresses and merge the ring into one class.
+  const ChipClasses forced = chip_classes(real.ici.build_topology(), programs, {false});
+  REQUIRE(forced.simulated_chips() == std::vector<int>{0});
+  HbmStats merged, alone;
+  {
+    FreshContext context;
+    System system("system", real, programs, forced);
+    sc_core::sc_start();
+    merged = system.chip_of(3).hbm().stats();
+  }
+  {
+    FreshContext context;
+    System system("system", real, shifted);
+    sc_core::sc_start();
+    alone = system.chip_of(3).hbm().stats();
+  }
+  CHECK(merged.bytes_written == alone.bytes_written);
+  CHECK_FALSE(merged == alone);  // what chip 0 saw is not what chip 3 sees
 }
 
 TEST_CASE("A deadlock names every chip's blocked engines however many chips are simulated", "[symmetry]") {
   ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring");
-  Program p;
-  p.semaphores = {"never"};
-  LayerInfo g;
-  g.name = "g";
-  g.m = g.k = g.n = 4;
-  p.layers.push_back(g);
+  Program p = bare_program("never");
   p.streams.push_back(
       {{EngineKind::mxu, 0}, {Instruction{MatmulOp{4, 4, 4, 0, DType::int8}, 0, {{0, 1}}, {}}}});
   const std::vector<Program> programs(4, p);
