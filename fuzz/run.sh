@@ -17,7 +17,8 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 export ASAN_DIR SC_COPYRIGHT_MESSAGE=DISABLE
 binary=fuzz_readers
 [ "$READER" = sweep_spec ] && binary=fuzz_sweep_spec
-"$ROOT/fuzz/build.sh" "$binary" >/dev/null
+# scripts/check.sh builds every harness once, then runs them side by side (FUZZ_BUILT=1).
+[ "${FUZZ_BUILT:-0}" = 1 ] || "$ROOT/fuzz/build.sh" "$binary" >/dev/null
 
 seeds="$ASAN_DIR/seeds/$READER"
 rm -rf "$seeds" && mkdir -p "$seeds" "$ASAN_DIR/corpus/$READER" "$ASAN_DIR/findings/$READER"

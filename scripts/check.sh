@@ -6,8 +6,9 @@
 #     tests/CMakeLists.txt), each case in its own process (ctest runs one Catch2 case per process);
 #   * a set of CLI runs: the shipped examples on small shapes, each checked for exit 0, and the
 #     bad-input corpus (scripts/bad_inputs.py --sanitized), each checked for exit 2;
-#   * with CHECK_FUZZ_SECONDS=N (default 0: not in the suite, see docs/reliability.md), every
-#     fuzz harness for N seconds on its seeds (fuzz/run.sh).
+#   * every fuzz harness for CHECK_FUZZ_SECONDS seconds (default 2: the suite's short bounded
+#     run; the long run is fuzz/run.sh READER 600, docs/reliability.md) on its seeds, $JOBS at
+#     a time (fuzz/run.sh). A finding fails the step and prints the harness's log.
 # Any sanitizer report fails the script: ASan halts (halt_on_error), UBSan too
 # (-fno-sanitize-recover=undefined), both exit 99, and the CLI runs grep stderr for a report.
 #
@@ -24,7 +25,7 @@ source "$(dirname "$0")/common.sh"
 ensure_packages clang libclang-rt-14-dev python3-dev
 ASAN_DIR="${ASAN_DIR:-$ROOT/build-asan}"
 export ASAN_DIR
-"$ROOT/fuzz/build.sh" systolic sanitized_tests
+"$ROOT/fuzz/build.sh" systolic sanitized_tests fuzz_readers fuzz_sweep_spec
 
 export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1:abort_on_error=0:exitcode=99"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99"
@@ -63,8 +64,17 @@ san_run pack -c "$tiny" -m "$ROOT/tests/py/data/tiny-lm.yaml" --requests "$ROOT/
 # their reader has its own harness (fuzz/sweep_spec_fuzzer.cpp).
 /usr/bin/python3 "$ROOT/scripts/bad_inputs.py" --systolic "$SAN" --sanitized --quiet --skip "sweep spec" -j "$JOBS"
 
-if [ "${CHECK_FUZZ_SECONDS:-0}" -gt 0 ]; then
-  for reader in config gemm_list topology model trace request_log bucket_set sweep_spec; do
-    "$ROOT/fuzz/run.sh" "$reader" "$CHECK_FUZZ_SECONDS"
-  done
+fuzz_one() {
+  if ! FUZZ_BUILT=1 "$ROOT/fuzz/run.sh" "$1" "$2" >"$3/fuzz-$1.log" 2>&1; then
+    echo "check.sh: the $1 fuzzer failed (a finding is in $ASAN_DIR/findings/$1/):" >&2
+    tail -40 "$3/fuzz-$1.log" >&2
+    return 1
+  fi
+}
+export -f fuzz_one
+export ROOT
+if [ "${CHECK_FUZZ_SECONDS:-2}" -gt 0 ]; then
+  printf '%s\n' config gemm_list topology model trace request_log bucket_set sweep_spec |
+    xargs -P "$JOBS" -I{} bash -c 'fuzz_one "$@"' _ {} "${CHECK_FUZZ_SECONDS:-2}" "$work"
+  echo "8 fuzz harnesses, ${CHECK_FUZZ_SECONDS:-2} s each on their seeds: no finding"
 fi
