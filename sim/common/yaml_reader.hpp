@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <utility>
@@ -64,5 +65,41 @@ class YamlReader {
 
   std::string path_;
 };
+
+// What a reader's messages call its document and what its root map must hold.
+struct YamlDocument {
+  std::string cannot_open;  // "cannot open workload file"
+  std::string malformed;    // "malformed GEMM list": yaml-cpp could not convert a node
+  std::string empty;        // the message for an empty document
+  std::string expected;     // "expected a map ..." for a root that is not a map
+};
+
+// Reads one document the same way for every reader: loads it with `load` (load_yaml_file or
+// load_yaml_text), checks that its root is a map, names a Result after the file (path, and its
+// stem as name, which a `name` key may replace) and fills it with Reader(path).read(root, result).
+// yaml-cpp's own errors become "path: <cannot_open>", "path:line: malformed YAML: ..." and
+// "path:line: <malformed>: ...".
+template <class Result, class Reader, class Load>
+Result read_yaml_document(const std::string& path, const YamlDocument& doc, Load&& load) {
+  const auto line_of = [](const YAML::Exception& e) { return e.mark.line >= 0 ? e.mark.line + 1 : 0; };
+  YAML::Node root;
+  try {
+    root = load();
+  } catch (const YAML::BadFile&) {
+    fail(path, 0, doc.cannot_open);
+  } catch (const YAML::Exception& e) {
+    fail(path, line_of(e), "malformed YAML: " + e.msg);
+  }
+  require_yaml_map(root, path, doc.empty, doc.expected);
+  Result out;
+  out.path = path;
+  out.name = std::filesystem::path(path).stem().string();
+  try {
+    Reader(path).read(root, out);
+  } catch (const YAML::Exception& e) {
+    fail(path, line_of(e), doc.malformed + ": " + e.msg);
+  }
+  return out;
+}
 
 }  // namespace systolic

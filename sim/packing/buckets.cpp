@@ -32,17 +32,16 @@ struct ListSpec {
 const ListSpec kPrefill{"prefill", "[B, S]", "B (lanes)", "S (tokens per lane)"};
 const ListSpec kDecode{"decode", "[B, L]", "B (slots)", "L (KV length)"};
 
+const std::string kExpected =
+    "expected a map with keys 'prefill' (a list of [B, S]) and 'decode' (a list of [B, L])";
+const YamlDocument kDocument{"cannot open bucket set", "malformed bucket set",
+                             "empty bucket set; " + kExpected, kExpected};
+
 class Reader : public YamlReader {
  public:
   using YamlReader::YamlReader;
 
-  BucketSet read(const YAML::Node& root) {
-    BucketSet set;
-    set.path = path_;
-    set.name = std::filesystem::path(path_).stem().string();
-    const std::string expected =
-        "expected a map with keys 'prefill' (a list of [B, S]) and 'decode' (a list of [B, L])";
-    require_yaml_map(root, path_, "empty bucket set; " + expected, expected);
+  void read(const YAML::Node& root, BucketSet& set) {
     const auto seen =
         read_map(root, 1, kKeys, "", [&](const std::string& key, const YAML::Node& v, int64_t line) {
           if (key == "name") {
@@ -59,7 +58,6 @@ class Reader : public YamlReader {
              fmt::format("missing key '{}' (a non-empty list of {} buckets, e.g. {}: [[1, 2048]])",
                          spec->key, spec->entry, spec->key));
     }
-    return set;
   }
 
  private:
@@ -125,17 +123,7 @@ std::string to_string(const Shape& shape) {
 }
 
 BucketSet parse_bucket_set(const std::string& yaml, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = load_yaml_text(yaml, path);
-  } catch (const YAML::Exception& e) {
-    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed YAML: " + e.msg);
-  }
-  try {
-    return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {
-    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed bucket set: " + e.msg);
-  }
+  return read_yaml_document<BucketSet, Reader>(path, kDocument, [&] { return load_yaml_text(yaml, path); });
 }
 
 BucketSet load_bucket_set(const std::string& path) {

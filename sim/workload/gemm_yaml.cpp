@@ -32,12 +32,7 @@ class Reader : public YamlReader {
  public:
   using YamlReader::YamlReader;
 
-  Workload read(const YAML::Node& root) {
-    Workload w;
-    w.path = path_;
-    w.name = file_stem(path_);
-    require_yaml_map(root, path_, "empty file; expected a map with key 'gemms' (see docs/workloads.md)",
-                     "expected a map with key 'gemms' (a list of GEMMs)");
+  void read(const YAML::Node& root, Workload& w) {
     YAML::Node gemms;
     const auto top_key = [&](const std::string& key, const YAML::Node& v, int64_t line) {
       if (key == "name") {
@@ -69,7 +64,6 @@ class Reader : public YamlReader {
     }
     if (w.gemms.empty() && w.collectives.empty() && w.vectors.empty())
       fail(path_, gemms_line_, "key 'gemms': expected at least one GEMM, vector op or collective");
-    return w;
   }
 
  private:
@@ -227,19 +221,10 @@ class Reader : public YamlReader {
 }  // namespace
 
 Workload load_gemm_yaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = load_yaml_file(path);
-  } catch (const YAML::BadFile&) {
-    fail(path, 0, "cannot open workload file");
-  } catch (const YAML::Exception& e) {
-    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed YAML: " + e.msg);
-  }
-  try {
-    return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
-    fail(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "malformed GEMM list: " + e.msg);
-  }
+  const YamlDocument document{"cannot open workload file", "malformed GEMM list",
+                              "empty file; expected a map with key 'gemms' (see docs/workloads.md)",
+                              "expected a map with key 'gemms' (a list of GEMMs)"};
+  return read_yaml_document<Workload, Reader>(path, document, [&] { return load_yaml_file(path); });
 }
 
 }  // namespace systolic::workload_detail

@@ -279,9 +279,10 @@ Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const Lowe
                                  packing::kMaxBatch, phase == Phase::prefill ? "S" : "L",
                                  packing::kMaxTokens));
   if (phase == Phase::decode && m.kind == ModelKind::encoder)
-    throw InputError(fmt::format("{}: '{}' is an encoder (kind: encoder{}); it has no decode "
-                                 "phase, expected prefill",
-                                 at, m.name, m.source.empty() ? "" : " in " + m.source));
+    throw InputError(
+        fmt::format("{}: '{}' is an encoder (kind: encoder{}); it has no decode "
+                    "phase, expected prefill",
+                    at, m.name, m.path.empty() ? "" : " in " + m.path));
   if (m.max_seq && bucket.length > *m.max_seq)
     throw InputError(fmt::format(
         "{}: {} = {} is more than the model's max_seq = {}{}", at,
@@ -294,7 +295,7 @@ Lowered lower(const ModelSpec& m, Phase phase, packing::Shape bucket, const Lowe
   l.batch = bucket.batch;
   l.length = bucket.length;
   l.precision = m.precision;
-  l.source = m.source;
+  l.source = m.path;
   Builder b(l);
   const int64_t B = bucket.batch, S = bucket.length;
   const int64_t T = phase == Phase::prefill ? B * S : B;

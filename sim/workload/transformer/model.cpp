@@ -38,12 +38,7 @@ class Reader : public YamlReader {
  public:
   using YamlReader::YamlReader;
 
-  ModelSpec read(const YAML::Node& root) {
-    ModelSpec m;
-    m.source = path_;
-    m.name = std::filesystem::path(path_).stem().string();
-    require_yaml_map(root, path_, "empty file; expected a model description (see docs/transformers.md)",
-                     "expected a map of model dimensions (layers, d_model, heads, ...)");
+  void read(const YAML::Node& root, ModelSpec& m) {
     lines_[""] = yaml_line(root, 1);
     const auto seen =
         read_map(root, 1, kTopKeys, "", [&](const std::string& key, const YAML::Node& v, int64_t line) {
@@ -65,7 +60,6 @@ class Reader : public YamlReader {
     check_relations(m, seen_all(seen), [this](const std::string& key) {
       return fmt::format("{}:{}: ", path_, lines_.count(key) ? lines_[key] : lines_[""]);
     });
-    return m;
   }
 
  private:
@@ -208,24 +202,10 @@ class Reader : public YamlReader {
 };
 
 ModelSpec parse_root(const std::string& path, const std::function<YAML::Node()>& load) {
-  YAML::Node root;
-  try {
-    root = load();
-  } catch (const YAML::BadFile&) {
-    throw InputError(path + ": cannot open model file");
-  } catch (const YAML::Exception& e) {
-    if (e.mark.line >= 0)
-      throw InputError(fmt::format("{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.msg));
-    throw InputError(fmt::format("{}: malformed YAML: {}", path, e.msg));
-  }
-  try {
-    return Reader(path).read(root);
-  } catch (const YAML::Exception& e) {  // yaml-cpp reading a node it cannot convert
-    if (e.mark.line >= 0)
-      throw InputError(
-          fmt::format("{}:{}: malformed model file: {}", path, e.mark.line + 1, e.msg));
-    throw InputError(fmt::format("{}: malformed model file: {}", path, e.msg));
-  }
+  const YamlDocument document{"cannot open model file", "malformed model file",
+                              "empty file; expected a model description (see docs/transformers.md)",
+                              "expected a map of model dimensions (layers, d_model, heads, ...)"};
+  return read_yaml_document<ModelSpec, Reader>(path, document, load);
 }
 
 }  // namespace

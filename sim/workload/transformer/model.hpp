@@ -95,7 +95,7 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
 
-  std::string source;          // the file, for messages ("" when built in code)
+  std::string path;            // the file, for messages ("" when built in code)
   std::string max_seq_source;  // "file:line" of max_seq, for bucket errors
 
   bool is_moe_layer(int64_t layer) const { return moe && layer >= moe->dense_layers; }
