@@ -10,9 +10,6 @@
 
 namespace systolic::packing::detail {
 
-
-
-
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
@@ -28,10 +25,6 @@ bool iequals(std::string_view a, std::string_view b) {
         std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
-}
-
-int64_t round_up(int64_t value, int64_t granule) {
-  return (value + granule - 1) / granule * granule;
 }
 
 int64_t checked_add(int64_t a, int64_t b, const char* what) {

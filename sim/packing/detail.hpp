@@ -17,8 +17,6 @@ using systolic::fail;  // sim/common/input_text.hpp
 std::string_view trim(std::string_view text);
 bool iequals(std::string_view a, std::string_view b);
 
-// Smallest multiple of `granule` >= value (value, granule > 0).
-int64_t round_up(int64_t value, int64_t granule);
 
 // a + b or a * b; throws InputError naming `what` when the result does not fit in int64.
 int64_t checked_add(int64_t a, int64_t b, const char* what);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/divide.hpp"
 #include "models/common/error.hpp"
 #include "sim/packing/detail.hpp"
 
@@ -144,7 +145,7 @@ struct PackRun {
   bool may_compile(int64_t tokens) const {
     return options.compile_new_shapes &&
            (options.compile_max_length == 0 ||
-            detail::round_up(tokens, options.compile_granule) <= options.compile_max_length);
+            round_up(tokens, options.compile_granule) <= options.compile_max_length);
   }
 };
 
@@ -209,7 +210,7 @@ void admit(PackRun& run, const Request* r) {
     run.result.truncated.push_back({r->id, r->line, a.generated, r->output_tokens - a.generated});
   }
   if (a.prefill == Admit::split) {
-    a.chunks = (r->prompt_tokens + run.s_cap - 1) / run.s_cap;
+    a.chunks = ceil_div(r->prompt_tokens, run.s_cap);
     run.result.split.push_back(r->id);
   }
   run.admitted.push_back(a);
@@ -249,7 +250,7 @@ std::vector<PlacedLane> place_window(PackRun& run, std::vector<Lane> lanes, doub
   for (Lane& lane : lanes) {
     const int64_t fill = lane.used();
     int64_t length = smallest_length(run.batches, fill);
-    const int64_t tight = detail::round_up(fill, o.compile_granule);
+    const int64_t tight = round_up(fill, o.compile_granule);
     const bool overflow = length == 0;
     const bool wasteful =
         !overflow && static_cast<double>(length - fill) / static_cast<double>(length) > o.compile_pad_threshold;
@@ -307,7 +308,7 @@ std::map<int64_t, double> compile_decode_pools(PackRun& run, std::vector<Shape>&
     if (a.decode != Admit::compile) continue;
     const int64_t kv = a.request->prompt_tokens + a.generated;
     if (compiled.lower_bound(kv) != compiled.end()) continue;
-    const int64_t length = detail::round_up(kv, run.options.compile_granule);
+    const int64_t length = round_up(kv, run.options.compile_granule);
     compiled[length] = a.dispatch_s;
     decode_shapes.push_back({1, length});
     run.result.compiled.push_back({Phase::decode, Shape{1, length}, a.dispatch_s, a.request->id});

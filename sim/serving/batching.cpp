@@ -4,6 +4,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "models/common/divide.hpp"
 #include "sim/packing/bin_packer.hpp"
 
 namespace systolic::serving {
@@ -53,8 +54,6 @@ void release_finished(const Engine& engine, std::vector<Work>& works, SlotPool& 
 }
 
 namespace {
-
-int64_t round_up(int64_t value, int64_t granule) { return (value + granule - 1) / granule * granule; }
 
 // A lone lane of `used` tokens in its own [1, round_up(used)] shape.
 PrefillPlan runtime_plan(const ServeOptions& options, std::vector<packing::Lane> lanes, int64_t used) {

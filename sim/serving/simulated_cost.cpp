@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/divide.hpp"
 #include "models/common/error.hpp"
 
 namespace systolic::serving {
@@ -18,7 +19,7 @@ SimulatedStepCost::SimulatedStepCost(ShapeSimulator& simulator, int64_t granule,
 
 int64_t SimulatedStepCost::round_up(int64_t length, const std::vector<int64_t>& ladder) const {
   if (const auto it = std::lower_bound(ladder.begin(), ladder.end(), length); it != ladder.end()) return *it;
-  return (length + granule_ - 1) / granule_ * granule_;
+  return systolic::round_up(length, granule_);
 }
 
 std::vector<StepShape> SimulatedStepCost::ladder_shapes(int64_t slots) const {
