@@ -12,6 +12,9 @@ cd "$BUILD_DIR"
 ctest --output-on-failure -j "$JOBS"
 cd "$ROOT"
 export SYSTOLIC_BUILD="$BUILD_DIR"
+# The sanitizer step runs the bad-input corpus on its instrumented build (all but the sweep spec,
+# which is Python's): pytest's corpus test then runs only that one (tests/py/test_reliability.py).
+if [ "${SYSTOLIC_SANITIZERS:-1}" != 0 ]; then export SYSTOLIC_CORPUS_SANITIZED=1; fi
 # pytest-xdist: one worker per core (the tests mostly wait on a systolic process each).
 /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$JOBS" tests/py
 if [ "${SYSTOLIC_SANITIZERS:-1}" != 0 ]; then

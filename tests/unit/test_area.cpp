@@ -13,6 +13,8 @@
 #include "models/chip/chip_area.hpp"
 #include "sim/config/config.hpp"
 
+namespace test_area {
+
 using namespace systolic;
 using Catch::Detail::Approx;
 
@@ -107,3 +109,5 @@ TEST_CASE("Off-die interfaces: HBM stacks and ICI bandwidth as LLMCompass measur
   CHECK(chip_area(testing::config_preset("tpu-v5e-8", {"ici.link_gbps=90"})).of(AreaBlock::ici) == Approx(2 * ici));
   CHECK(chip_area(testing::config_preset("tpu-v5e")).of(AreaBlock::ici) == 0.0);
 }
+
+}  // namespace test_area

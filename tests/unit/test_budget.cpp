@@ -7,6 +7,8 @@
 #include "sim/config/config.hpp"
 #include "sim/simulate/simulate.hpp"
 
+namespace test_budget {
+
 using namespace systolic;
 using Catch::Contains;
 
@@ -105,3 +107,5 @@ TEST_CASE("ICI chunks are counted per message, ceil(bytes / ici.chunk_bytes)", "
              Contains("w.yaml: the interconnect would move 65637 chunks of ici.chunk_bytes = 1 B, more than "
                       "--max-ici-chunks 65636"));
 }
+
+}  // namespace test_budget

@@ -16,6 +16,8 @@
 #include "sim/workload/workload.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_capacity {
+
 namespace {
 
 using namespace systolic;
@@ -169,3 +171,5 @@ TEST_CASE("a compiled program's footprint is the highest HBM byte its DMA and IC
                     Contains("p.trace: the compiled trace needs 0.00 GB (2097664 B) of HBM") &&
                         Contains("up to address 0x200200") && Contains("hbm.capacity_bytes = 2097663 B"));
 }
+
+}  // namespace test_capacity

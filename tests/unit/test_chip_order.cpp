@@ -15,6 +15,8 @@
 #include "models/hbm/hbm_core.hpp"
 #include "models/ici/ici_port.hpp"
 
+namespace test_chip_order {
+
 using namespace systolic;
 
 namespace {
@@ -119,3 +121,5 @@ TEST_CASE("An ICI port writes chunks when they arrive, in their own order, and s
   CHECK(ideal.signalled == std::vector<uint64_t>{1000 * kNs, 1000 * kNs});
   CHECK(ideal.hbm.bytes_written == 512);
 }
+
+}  // namespace test_chip_order

@@ -15,6 +15,8 @@
 #include "sim/simulate/simulate.hpp"
 #include "sim/workload/workload.hpp"
 
+namespace test_compile_tiled {
+
 namespace {
 
 using namespace systolic;
@@ -250,3 +252,5 @@ TEST_CASE("HBM footprint: weights + KV cache + two activation regions; every add
           if (side->is_hbm()) end = std::max(end, side->base + d->descriptor.extent_bytes(*side));
   CHECK(end == f.total());  // the last region, the LM head's weights, read to its last byte
 }
+
+}  // namespace test_compile_tiled

@@ -9,6 +9,8 @@
 #include "models/common/error.hpp"
 #include "sim/config/config.hpp"
 
+namespace test_config {
+
 using namespace systolic;
 
 namespace {
@@ -86,3 +88,5 @@ TEST_CASE("docs/config.md carries the schema's current key reference", "[config]
   // Regenerate with: systolic config --reference (see docs/config.md).
   CHECK_THAT(ss.str(), Catch::Contains(config_reference_markdown()));
 }
+
+}  // namespace test_config

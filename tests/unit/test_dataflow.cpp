@@ -16,6 +16,8 @@
 #include "sim/simulate/simulate.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_dataflow {
+
 using namespace systolic;
 
 namespace {
@@ -204,3 +206,5 @@ TEST_CASE("compiled and simulated, every dataflow issues the same MACs", "[mxu][
   CHECK(reads["is"][kVmem] < reads["ws"][kVmem]);
   CHECK(reads["os"][kAccumulators] == 0);  // outputs never read back
 }
+
+}  // namespace test_dataflow

@@ -22,6 +22,8 @@
 #include "models/hbm/hbm_core.hpp"
 #include "models/sram/scratchpad.hpp"
 
+namespace test_dma {
+
 using namespace systolic;
 
 namespace {
@@ -562,3 +564,5 @@ TEST_CASE("engines sharing HBM issue exactly the requests of a one-at-a-time ref
     }
   }
 }
+
+}  // namespace test_dma

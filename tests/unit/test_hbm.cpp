@@ -16,6 +16,8 @@
 #include "models/hbm/dram_standard.hpp"
 #include "models/hbm/hbm_core.hpp"
 
+namespace test_hbm {
+
 using namespace systolic;
 
 namespace {
@@ -536,3 +538,5 @@ TEST_CASE("a Stream books exactly as access() one by one and adds its counters w
     check_same(twin.hbm.stats(), twin.ref.stats);
   }
 }
+
+}  // namespace test_hbm

@@ -14,6 +14,8 @@
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
+namespace test_ici {
+
 using namespace systolic;
 
 namespace {
@@ -310,3 +312,5 @@ TEST_CASE("With a real memory system messages move HBM to HBM, every byte read o
   CHECK(r.total_cycles >= formula);
   CHECK(r.total_cycles <= formula * 1.10);
 }
+
+}  // namespace test_ici

@@ -6,6 +6,8 @@
 
 #include "sim/packing/lane_view.hpp"
 
+namespace test_lane_view {
+
 using namespace systolic::packing;
 using json = nlohmann::ordered_json;
 
@@ -84,3 +86,5 @@ TEST_CASE("lane view: the page embeds the data and loads nothing else", "[packin
   CHECK(page.find("src=") == std::string::npos);
   CHECK(page.find("http") == std::string::npos);
 }
+
+}  // namespace test_lane_view

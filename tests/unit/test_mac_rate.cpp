@@ -12,6 +12,8 @@
 #include "models/mxu/mxu_core.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_mac_rate {
+
 using namespace systolic;
 
 namespace {
@@ -152,3 +154,5 @@ TEST_CASE("the fast and exact MXU cores time each matmul at its compute type's r
   CHECK(fast->execute(op, 7) == 58);
   CHECK(exact->execute(op, 7) == 58);
 }
+
+}  // namespace test_mac_rate

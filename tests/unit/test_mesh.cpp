@@ -11,6 +11,8 @@
 #include "sim/workload/transformer/shard.hpp"
 #include "sim/workload/transformer/shard_mesh.hpp"
 
+namespace test_mesh {
+
 using namespace systolic;
 using namespace systolic::transformer;
 using systolic::testing::input_error_of;
@@ -169,3 +171,5 @@ TEST_CASE("Experts folded over dp x tp route every token-expert assignment once"
   CHECK(dispatched == uint64_t{4} * 256 * 8 * 7168 * 2);
   CHECK(useful == 4 * 256 * 8);
 }
+
+}  // namespace test_mesh

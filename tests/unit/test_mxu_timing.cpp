@@ -16,6 +16,8 @@
 #include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 
+namespace test_mxu_timing {
+
 using namespace systolic;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("convention names", "[mxu][timing]") {
   CHECK(kConventionNames.name(Convention::tpu) == "tpu");
   CHECK(kConventionNames.name(Convention::scalesim) == "scalesim");
 }
+
+}  // namespace test_mxu_timing

@@ -14,6 +14,8 @@
 #include "sim/config/config.hpp"
 #include "sim/simulate/simulate.hpp"
 
+namespace test_overlap {
+
 using namespace systolic;
 
 namespace {
@@ -187,3 +189,5 @@ TEST_CASE("A permute sends each chip's bytes to the next one of the ring in S/B 
   CHECK(static_cast<double>(r.total_cycles) == Approx((3 << 20) / 30.0 + 1500).epsilon(0.01));
   for (const auto& l : r.links) CHECK(l.bytes == (l.name.back() == '+' ? uint64_t{3} << 20 : 0));
 }
+
+}  // namespace test_overlap

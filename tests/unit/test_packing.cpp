@@ -16,6 +16,8 @@
 #include "sim/packing/packer.hpp"
 #include "sim/packing/request_log.hpp"
 
+namespace test_packing {
+
 using namespace systolic;
 using namespace systolic::packing;
 using systolic::testing::input_error_of;
@@ -742,3 +744,5 @@ TEST_CASE("request logs: quoted fields may hold commas; an open quote names its 
                                              "0,1,1\n\"1,2,1\n", "mem.csv"); }),
              Catch::Contains("mem.csv:3: malformed CSV line"));
 }
+
+}  // namespace test_packing

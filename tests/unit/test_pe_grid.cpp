@@ -21,6 +21,8 @@
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
 
+namespace test_pe_grid {
+
 using namespace systolic;
 
 namespace {
@@ -592,3 +594,5 @@ TEST_CASE("PeGrid observer: padding PEs carry data but are not active", "[mxu][p
   CHECK(rec.at(4, 1, 1).fold == 0);
   CHECK(rec.at(4, 0, 0).fold == -1);
 }
+
+}  // namespace test_pe_grid

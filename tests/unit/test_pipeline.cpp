@@ -9,6 +9,8 @@
 #include "sim/run/pipeline.hpp"
 #include "sim/simulate/simulate.hpp"
 
+namespace test_pipeline {
+
 using namespace systolic;
 
 namespace {
@@ -79,3 +81,5 @@ TEST_CASE("what one chip records is refused on a system, naming the config", "[p
   nothing.source = {};
   CHECK_THROWS_WITH(run(nothing), Catch::Contains("run: give a workload (-w) or a compiled trace (-t)"));
 }
+
+}  // namespace test_pipeline

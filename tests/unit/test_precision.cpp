@@ -16,6 +16,8 @@
 #include "sim/workload/transformer/lower.hpp"
 #include "sim/workload/workload.hpp"
 
+namespace test_precision {
+
 namespace {
 
 using namespace systolic;
@@ -257,3 +259,5 @@ TEST_CASE("bad precision in files: the key, the line and the allowed types", "[p
   CHECK_THAT(error("dtype: int4\n"), Contains("m.yaml:11: key 'activation_dtype'"));
   CHECK_THAT(error("fp8_scale: 0\n"), Contains("m.yaml:11: key 'fp8_scale': expected a positive number"));
 }
+
+}  // namespace test_precision

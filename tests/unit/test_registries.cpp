@@ -17,6 +17,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/workload/reader.hpp"
 
+namespace test_registries {
+
 using namespace systolic;
 
 namespace {
@@ -90,3 +92,5 @@ TEST_CASE("A name table parses exactly, lists in enum order and suggests", "[nam
   CHECK(names.suggest("gren") == " (did you mean 'green'?)");
   CHECK(names.suggest("purple").empty());
 }
+
+}  // namespace test_registries

@@ -11,6 +11,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_bench {
+
 using namespace systolic;
 using namespace systolic::serving;
 
@@ -45,3 +47,5 @@ TEST_CASE("serving bench: 1 M Poisson requests through continuous", "[.bench]") 
             << format_summary(s);
   CHECK(s.served + s.truncated + s.rejected == 1000000);
 }
+
+}  // namespace test_serving_bench

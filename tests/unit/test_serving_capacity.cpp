@@ -12,6 +12,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_capacity {
+
 using namespace systolic;
 using namespace systolic::serving;
 using namespace systolic::testing;
@@ -147,3 +149,5 @@ TEST_CASE("capacity: bad search options are InputErrors naming the flag", "[serv
   o = options(-1, 0.99);
   CHECK_THAT(error_of(o), Catch::Contains("ttft"));
 }
+
+}  // namespace test_serving_capacity

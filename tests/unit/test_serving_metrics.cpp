@@ -11,6 +11,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_metrics {
+
 using namespace systolic;
 using namespace systolic::serving;
 using namespace systolic::testing;
@@ -159,3 +161,5 @@ TEST_CASE("serving bad input: clear errors naming what was expected", "[serving]
           ClosedFormCost::per_phase({{1, 0, 0}, {}}, {{0, 0, -1}, {}});
         }) == "closed-form cost 'decode.seconds.cell': expected a finite number >= 0, got -1");
 }
+
+}  // namespace test_serving_metrics

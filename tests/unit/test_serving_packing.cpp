@@ -12,6 +12,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_packing {
+
 using namespace systolic;
 using namespace systolic::serving;
 using namespace systolic::testing;
@@ -235,3 +237,5 @@ TEST_CASE("serving: the lane view of the engine's prefill steps shows the seed e
       CHECK(s["lanes"][b]["segments"][k]["request"] == requests[b][k]);
   }
 }
+
+}  // namespace test_serving_packing

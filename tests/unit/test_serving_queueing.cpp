@@ -8,6 +8,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_queueing {
+
 using namespace systolic;
 using namespace systolic::serving;
 
@@ -31,3 +33,5 @@ TEST_CASE("serving M/D/1: mean wait rho / (2 mu (1 - rho)) within 3 % on 100k re
     CHECK(mean_wait(rho, 16) == Approx(expected).epsilon(0.03));
   }
 }
+
+}  // namespace test_serving_queueing

@@ -9,6 +9,8 @@
 #include "sim/serving/replicas.hpp"
 #include "sim/serving/scheduler.hpp"
 
+namespace test_serving_routers {
+
 using namespace systolic;
 using namespace systolic::serving;
 
@@ -72,3 +74,5 @@ TEST_CASE("serving arrivals: rate scale and Poisson arrivals with the log's leng
   CHECK(prompts / 20000 == Approx(50.5).epsilon(0.03));  // uniform 1..100, drawn with replacement
   CHECK(poisson_log(log, 4.0, 11).requests[1].arrival_s == poisson_log(log, 4.0, 11).requests[1].arrival_s);
 }
+
+}  // namespace test_serving_routers

@@ -12,6 +12,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/step_cost.hpp"
 
+namespace test_serving_schedulers {
+
 using namespace systolic;
 using namespace systolic::serving;
 using namespace systolic::testing;
@@ -241,3 +243,4 @@ TEST_CASE("serving: the KV budget limits how many requests decode at once", "[se
   CHECK(r.records[1].start_s == r.records[0].start_s);
 }
 
+}  // namespace test_serving_schedulers

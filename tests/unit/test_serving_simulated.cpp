@@ -10,6 +10,8 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/simulated_cost.hpp"
 
+namespace test_serving_simulated {
+
 using namespace systolic;
 using namespace systolic::serving;
 using systolic::testing::kRepo;
@@ -163,3 +165,5 @@ TEST_CASE("serving on the simulator: a replay with shapes simulated ahead is the
   same(one.first, two.first);
   same(one.second, two.second);
 }
+
+}  // namespace test_serving_simulated

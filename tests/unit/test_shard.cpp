@@ -9,6 +9,8 @@
 #include "models/common/error.hpp"
 #include "sim/workload/transformer/shard.hpp"
 
+namespace test_shard {
+
 using namespace systolic;
 using namespace systolic::transformer;
 
@@ -113,3 +115,5 @@ TEST_CASE("Sharding degrees that do not fit the model or the system are rejected
   CHECK_THROWS_WITH(shard(l, m, {16, 1}, 0, 16), Catch::Contains("kv_heads = 8"));
   CHECK_THROWS_WITH(shard(l, m, {8, 8}, 0, 8), Catch::Contains("no experts"));
 }
+
+}  // namespace test_shard

@@ -7,6 +7,8 @@
 #include "sim/simulate/simulate.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_simulate {
+
 using namespace systolic;
 
 namespace {
@@ -94,3 +96,5 @@ TEST_CASE("a layer whose work overflows 64 bits is rejected with its source", "[
   // (Its cycles overflow first: 2^60 per fold.)
   CHECK_THROWS_WITH(compile(cfg, w), Catch::StartsWith("w.yaml:7: layer 'huge': ") && Catch::Contains("overflows 64 bits"));
 }
+
+}  // namespace test_simulate

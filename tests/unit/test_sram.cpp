@@ -5,6 +5,8 @@
 
 #include "models/sram/scratchpad.hpp"
 
+namespace test_sram {
+
 using namespace systolic;
 
 TEST_CASE("a scratchpad port moves its width per cycle", "[memory][sram]") {
@@ -61,3 +63,5 @@ TEST_CASE("impossible scratchpad configs name their key", "[memory][sram]") {
   CHECK(format_bytes(24ull << 20) == "25165824 B (24 MiB)");
   CHECK(format_bytes(1000) == "1000 B");
 }
+
+}  // namespace test_sram

@@ -16,6 +16,8 @@
 #include "sim/workload/transformer/model.hpp"
 #include "sim/workload/workload.hpp"
 
+namespace test_strict_input {
+
 using namespace systolic;
 using Catch::Contains;
 using systolic::testing::temp_file;
@@ -139,3 +141,5 @@ TEST_CASE("a trace matmul lies inside its layer", "[strict]") {
   CHECK_THAT(trace_error(trace_with("  matmul", "m", "68719476736")),
              Contains("m=68719476736") && Contains(outside));
 }
+
+}  // namespace test_strict_input

@@ -18,6 +18,8 @@
 #include "sim/report/report.hpp"
 #include "sim/simulate/simulate.hpp"
 
+namespace test_symmetry {
+
 using namespace systolic;
 using Catch::Matchers::Contains;
 
@@ -475,3 +477,5 @@ TEST_CASE("A deadlock names every chip's blocked engines however many chips are 
   CHECK(per_class == testing::input_error_of([&] { simulate_system(ring, programs, all); }));
   CHECK_THAT(per_class, Contains("chip3.mxu0: instruction 0 waits for semaphore 0 >= 1"));
 }
+
+}  // namespace test_symmetry

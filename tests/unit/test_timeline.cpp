@@ -12,6 +12,8 @@
 #include "sim/trace/trace.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_timeline {
+
 using namespace systolic;
 
 namespace {
@@ -362,3 +364,5 @@ TEST_CASE("memory.ideal times the same program: transfers take no time, every by
   // The scratchpads hold the same tiles: the occupancy counters exist in both modes.
   CHECK(!sram_occupancy(ideal, p, i).empty());
 }
+
+}  // namespace test_timeline

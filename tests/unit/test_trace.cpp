@@ -13,6 +13,8 @@
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
 
+namespace test_trace {
+
 using namespace systolic;
 
 namespace {
@@ -237,3 +239,5 @@ TEST_CASE("an edited or outdated header is refused at its line", "[trace]") {
   for (const auto& e : edits) CHECK_THAT(error_of(replaced(text, e.from, e.to)), Catch::Contains(e.message));
   CHECK_THAT(error_of(text + "config mxu.rows 4\n"), Catch::Contains("'config' belongs to the header"));
 }
+
+}  // namespace test_trace

@@ -16,6 +16,8 @@
 #include "sim/workload/transformer/model.hpp"
 #include "sim/workload/workload.hpp"
 
+namespace test_transformer {
+
 using namespace systolic;
 using namespace systolic::transformer;
 using Catch::Contains;
@@ -464,3 +466,5 @@ TEST_CASE("model files: the base file is valid", "[transformer]") {
   CHECK(p.precision.activations == DType::bf16);
   CHECK(p.precision.kv_cache == DType::bf16);
 }
+
+}  // namespace test_transformer

@@ -21,6 +21,8 @@
 #include "sim/workload/workload.hpp"
 #include "tests/unit/fixtures.hpp"
 
+namespace test_viz {
+
 using namespace systolic;
 
 namespace {
@@ -464,3 +466,5 @@ TEST_CASE("pad tokens are marked under ws only, and refused by name otherwise", 
                       Catch::Contains("pad tokens are marked under mxu.dataflow ws only (got " + std::string(d->name())));
   }
 }
+
+}  // namespace test_viz

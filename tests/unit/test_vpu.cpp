@@ -19,6 +19,8 @@
 #include "models/vpu/vpu_core.hpp"
 #include "models/vpu/vpu_engine.hpp"
 
+namespace test_vpu {
+
 using namespace systolic;
 
 namespace {
@@ -211,3 +213,5 @@ TEST_CASE("the VPU engine rejects a bad config and a bad op", "[vpu]") {
   REQUIRE(engine.check({VectorKind::add, -4, 4, DType::bf16}));
   CHECK_THAT(*engine.check({VectorKind::add, -4, 4, DType::bf16}), Catch::Contains("negative"));
 }
+
+}  // namespace test_vpu

@@ -14,6 +14,8 @@
 #include "sim/workload/scalesim.hpp"
 #include "sim/workload/workload.hpp"
 
+namespace test_workload {
+
 using namespace systolic;
 using Catch::Contains;
 using systolic::testing::kGemms;
@@ -387,3 +389,5 @@ TEST_CASE("SCALE-Sim CSV: quoted fields may hold commas; an open quote names its
   CHECK_THAT(csv_error("Layer, M, N, K,\nA, 8, 16, 4,\n\"B, 8, 4, 16,\n"),
              Catch::Contains("t.csv:3: malformed CSV line"));
 }
+
+}  // namespace test_workload
