@@ -209,6 +209,23 @@ int run_command(const RunOptions& o) {
   if (!o.quiet) fmt::print("{}wrote: {}\n", format_summary(run.report), fmt::join(written, ", "));
   return 0;
 }
+
+// --timeline and what bounds it: the window, the sampling, the size limit.
+void add_timeline_options(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--timeline", o.timeline,
+                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing); "
+                  "gzip-compressed when the path ends in .json.gz");
+  cmd->add_option("--timeline-window", o.timeline_window,
+                  "Only cycles A to B-1 of the run in the timeline (A:B; A: and :B leave one end open)");
+  cmd->add_option("--timeline-sample", o.timeline_sample,
+                  "Keep one instruction slice in N on each track of the timeline (with its stall and arrow; "
+                  "counters whole), for very long runs")
+      ->check(CLI::Range(uint64_t{1}, kMaxTimelineSample));
+  cmd->add_option("--timeline-limit", o.timeline_limit_mib,
+                  "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
+      ->check(CLI::PositiveNumber);
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -221,18 +238,7 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--vcd", opts->vcd,
                   "Write waveforms (VCD, for GTKWave) of the exact model: per-PE values (arrays up "
                   "to 32x32), engine busy/stalled, semaphores");
-  cmd->add_option("--timeline", opts->timeline,
-                  "Write a timeline (Chrome trace-event JSON, for Perfetto / chrome://tracing); "
-                  "gzip-compressed when the path ends in .json.gz");
-  cmd->add_option("--timeline-window", opts->timeline_window,
-                  "Only cycles A to B-1 of the run in the timeline (A:B; A: and :B leave one end open)");
-  cmd->add_option("--timeline-sample", opts->timeline_sample,
-                  "Keep one instruction slice in N on each track of the timeline (with its stall and arrow; "
-                  "counters whole), for very long runs")
-      ->check(CLI::Range(uint64_t{1}, kMaxTimelineSample));
-  cmd->add_option("--timeline-limit", opts->timeline_limit_mib,
-                  "Refuse a timeline estimated above this many MiB of JSON (default 1024), before simulating")
-      ->check(CLI::PositiveNumber);
+  add_timeline_options(cmd, *opts);
   cmd->add_flag("--progress", opts->progress,
                 "Show progress with the time left on stderr (by default only on a terminal, after 2 s)");
   cmd->add_flag("--scalesim-reports", opts->scalesim_reports,
