@@ -3,6 +3,7 @@
 #include "sim/report/run_index.hpp"
 
 #include "models/common/clock.hpp"
+#include "models/common/divide.hpp"
 #include "models/mxu/dataflow.hpp"
 
 #include <fmt/format.h>
@@ -278,7 +279,7 @@ void add_hbm_channel_counters(const ChipConfig& config, const SimResult& result,
   for (const WindowSeries& w : channel_windows) longest = std::max(longest, w.end());
   if (longest == 0) return;
   constexpr uint64_t kMaxChannelPoints = 2000;
-  const uint64_t group = (longest + kMaxChannelPoints - 1) / kMaxChannelPoints;
+  const uint64_t group = ceil_div(longest, kMaxChannelPoints);
   const uint64_t cycles = group * (HbmStats::kWindowPs / kTicksPerCycle);
   for (size_t ch = 0; ch < channel_windows.size(); ++ch) {
     TimelineCounter c{fmt::format("hbm ch{} busy (%)", ch), {}};

@@ -47,6 +47,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/common/divide.hpp"
 #include "models/mxu/dataflow.hpp"
 #include "models/mxu/grid_common.hpp"
 
@@ -99,8 +100,8 @@ class Engine {
       : R_(shape.rows), C_(shape.cols), P_(shape.rate.products), KR_(R_ * P_), M_(a.rows), K_(a.cols),
         N_(b.cols), convention_(convention), b_(b), observer_(observer) {
     grid::check_operands(a, b);
-    row_folds_ = (K_ + KR_ - 1) / KR_;
-    col_folds_ = (N_ + C_ - 1) / C_;
+    row_folds_ = ceil_div(K_, KR_);
+    col_folds_ = ceil_div(N_, C_);
     folds_ = row_folds_ * col_folds_;
 
     act_pitch_ = padded_pitch(M_);
@@ -132,7 +133,7 @@ class Engine {
   // cache sets instead of aliasing when n is a power of two.
   static int64_t padded_pitch(int64_t n) {
     constexpr int64_t line = 64 / sizeof(V);
-    int64_t lines = (n + line - 1) / line;
+    int64_t lines = ceil_div(n, line);
     if (lines % 2 == 0) ++lines;
     return lines * line;
   }
