@@ -45,32 +45,36 @@ Traffic traffic_of(const Topology& topology, const std::vector<const Program*>& 
   return out;
 }
 
-// Whether σ moves every chip by one offset (modulo the dimensions) on a wrapped topology; if so
-// its link map is filled for every link (a translation keeps each link's direction).
-bool make_translation(const Topology& t, ChipSymmetry& s) {
+// Whether σ moves every chip by one offset (modulo the dimensions) on a wrapped topology.
+bool is_translation(const Topology& t, const std::vector<int>& chip) {
   if (!t.wraps()) return false;
-  const std::vector<int64_t> by = t.coords(s.chip[0]);
+  const std::vector<int64_t> by = t.coords(chip[0]);
   for (int c = 0; c < t.chips(); ++c) {
     auto x = t.coords(c);
     for (size_t d = 0; d < x.size(); ++d) x[d] += by[d];
-    if (t.chip_at(x) != s.chip[static_cast<size_t>(c)]) return false;
+    if (t.chip_at(x) != chip[static_cast<size_t>(c)]) return false;
   }
+  return true;
+}
+
+// A translation's image of every link (it keeps each link's direction). Over one link a
+// symmetry's link map is only what the messages show (ChipSymmetry::link); over several, a
+// representative's router books on the images of links its own messages never cross.
+void map_every_link(const Topology& t, ChipSymmetry& s) {
   s.link.assign(static_cast<size_t>(t.link_count()), -1);
   const int dims = static_cast<int>(t.dims().size());
   for (int l = 0; l < t.link_count(); ++l)
     if (t.link_exists(l))
       s.link[static_cast<size_t>(l)] = t.link(s.chip[static_cast<size_t>(t.link_source(l))],
                                               static_cast<size_t>(l / 2 % dims), l % 2 ? -1 : +1);
-  s.translation = true;
-  return true;
 }
 
 void add_candidate(const Topology& t, std::vector<ChipSymmetry>& out, std::string name,
                    std::vector<int> chip) {
   for (const ChipSymmetry& s : out)
     if (s.chip == chip) return;
-  out.push_back({std::move(name), std::move(chip), {}, false});
-  make_translation(t, out.back());
+  const bool translation = is_translation(t, chip);
+  out.push_back({std::move(name), std::move(chip), {}, translation});
 }
 
 // Steps along the ring order and along each wrapped dimension (by each proper divisor of its
@@ -123,9 +127,11 @@ std::vector<ChipSymmetry> candidates(const Topology& t, bool multi_hop) {
     }
     add_candidate(t, out, fmt::format("mirror {}", kAxis[d]), std::move(chip));
   }
-  if (multi_hop)
+  if (multi_hop) {
     out.erase(std::remove_if(out.begin(), out.end(), [](const ChipSymmetry& s) { return !s.translation; }),
               out.end());
+    for (ChipSymmetry& s : out) map_every_link(t, s);
+  }
   return out;
 }
 
@@ -135,7 +141,7 @@ class Comparison {
  public:
   Comparison(const Topology& t, ChipSymmetry& s, const SymmetryRules& rules)
       : t_(t), s_(s), rules_(rules), preimage_(static_cast<size_t>(t.link_count()), -1) {
-    if (!s_.translation) s_.link.assign(static_cast<size_t>(t.link_count()), -1);
+    if (s_.link.empty()) s_.link.assign(static_cast<size_t>(t.link_count()), -1);
     for (size_t l = 0; l < s_.link.size(); ++l)
       if (s_.link[l] >= 0) preimage_[static_cast<size_t>(s_.link[l])] = static_cast<int>(l);
   }

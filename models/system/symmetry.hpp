@@ -41,7 +41,9 @@ struct ChipSymmetry {
   std::string name;       // "ring+1", "x+1", "mirror y": how it was found
   std::vector<int> chip;  // chip c -> σ(c)
   std::vector<int> link;  // link l -> σ(l) for the links messages cross, -1 for the others
-  bool translation = false;  // σ moves every chip by one offset (then `link` maps every link)
+  // σ moves every chip by one offset; with messages over several links `link` then maps every
+  // link (a representative's router books on the images of links its messages never cross).
+  bool translation = false;
 };
 
 struct ChipClasses {
