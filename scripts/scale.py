@@ -8,8 +8,9 @@ report's `simulation.chips_simulated` says how many chips each run simulated. Us
 
     /usr/bin/python3 scripts/scale.py [--systolic build/systolic] [--long]
 
---long adds the slowest row, DeepSeek-V3 on tpu-v5p-64 (every chip simulated: its all-to-alls
-cross several links). --every-chip runs only where they take minutes, not hours.
+--long adds the slowest row, Llama-2-70B sharded dp=8,pp=16,tp=8 on tpu-v5p-1024 in the
+preset's placement (512 chips simulated). --every-chip runs only where they take minutes, not
+hours.
 """
 import argparse
 import json
@@ -88,10 +89,19 @@ def main():
              v5e + ["--set", "memory.ideal=true"])
         case("the same on the real memory system", 8, v5e)
         case("the same, --every-chip", 8, v5e, every_chip=True)
+        case("DeepSeek-V3 MoE prefill [8, 2048] --tp 64 --ep 64 on tpu-v5p-64, real memory (all-to-all: two classes)",
+             64, ["-c", "configs/tpu-v5p-64.yaml", "-w", "traces/models/deepseek-v3-moe.yaml", "--bucket", "8x2048",
+                  "--tp", "64", "--ep", "64"])
+        # Sharded over a pod: tensor parallelism capped at 8 (the KV heads), pipeline and data
+        # parallelism beside it; int8 weights, real memory.
+        sharded = ["-w", "traces/models/llama2-70b.yaml", "--weight-dtype", "int8"]
+        case("Llama-2-70B prefill [2, 2048] int8 --mesh dp=2,pp=16,tp=8 (pipeline sends over 3 hops)", 256,
+             V5P[2][1] + sharded + ["--bucket", "2x2048", "--mesh", "dp=2,pp=16,tp=8"])
+        case("Llama-2-70B prefill [8, 2048] int8 --mesh tp=8@x,dp=8@y,pp=16@z (whole torus lines)", 1024,
+             V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "tp=8@x,dp=8@y,pp=16@z"])
         if a.long:
-            case("DeepSeek-V3 MoE prefill [8, 2048] --tp 64 --ep 64 on tpu-v5p-64, real memory (every chip: all-to-all)",
-                 64, ["-c", "configs/tpu-v5p-64.yaml", "-w", "traces/models/deepseek-v3-moe.yaml", "--bucket", "8x2048",
-                      "--tp", "64", "--ep", "64"])
+            case("Llama-2-70B prefill [8, 2048] int8 --mesh dp=8,pp=16,tp=8 (the preset's placement)", 1024,
+                 V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "dp=8,pp=16,tp=8"])
 
     perf_table.write_section(
         "scale", "scripts/scale.py",

@@ -110,18 +110,21 @@ void Chip::add_vpu(const ChipConfig& config, const Program& program, const std::
 }
 
 // Chip `index` of a system: its semaphores and HBM join the fabric, and it gets an ICI engine
-// (sending) and port (receiving).
+// (sending), port (receiving) and router (passing on).
 void Chip::add_ici(const ChipConfig& config, const Program& program, IciFabric& fabric, int index) {
   const size_t i = static_cast<size_t>(index);
   fabric.semaphores.resize(std::max(fabric.semaphores.size(), i + 1));
   fabric.hbms.resize(fabric.semaphores.size());
   fabric.semaphore_names.resize(fabric.semaphores.size());
   fabric.ports.resize(fabric.semaphores.size());
+  fabric.routers.resize(fabric.semaphores.size());
   port_ = std::make_unique<IciPort>("ici_port", hbm_, semaphores_);
+  router_ = std::make_unique<IciRouter>("ici_router", index, fabric);
   fabric.semaphores[i] = &semaphores_;
   fabric.hbms[i] = &hbm_;
   fabric.semaphore_names[i] = &program.semaphores;
   fabric.ports[i] = port_.get();
+  fabric.routers[i] = router_.get();
   auto ici = std::make_unique<IciEngine>("ici0", index, stream_for(program, {EngineKind::ici, 0}), semaphores_,
                                          fabric, config.dma.engine.quantum_cycles);
   ici_ = ici.get();

@@ -61,6 +61,7 @@ class Chip : public sc_core::sc_module {
   VpuEngine* vpu_ = nullptr;
   IciEngine* ici_ = nullptr;
   std::unique_ptr<IciPort> port_;          // with ici_
+  std::unique_ptr<IciRouter> router_;      // with ici_: what crosses this chip to another
   std::unique_ptr<WakeOrder> wake_order_;  // with ici_: the engines' timed waits, in build order
 };
 

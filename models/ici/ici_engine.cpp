@@ -45,7 +45,8 @@ void IciEngine::execute(const Instruction& instruction) {
   if (!op) throw std::logic_error(std::string(basename()) + ": an ICI engine only executes send instructions");
   const uint64_t start = sc_core::sc_time_stamp().value();
   receipt_.landed = start;
-  std::vector<Flow> flows;
+  std::vector<Flow> flows;  // not resized once sending starts: the routers hold their transits
+  flows.reserve(op->copies.size());
   for (const IciCopy& c : op->copies) flows.push_back(start_flow(c, start));
   uint64_t arrived = start;
   for (;;) {
@@ -75,32 +76,39 @@ void IciEngine::execute(const Instruction& instruction) {
 
 // A message about to be sent: its route, and the message announced to each port it lands on.
 IciEngine::Flow IciEngine::start_flow(const IciCopy& c, uint64_t now) {
-  Flow f{&c, fabric_.network.topology().route(chip_, c.to, c.tie), 0, now, now, now, {}};
+  Flow f{&c, {fabric_.network.topology().route(chip_, c.to, c.tie), {}, c.dst_addr, nullptr}, 0, now, now,
+         now};
+  if (f.transit.route.size() > 1) f.transit.receipt = &receipt_;
   const uint64_t chunk = fabric_.network.config().chunk_bytes;
   fabric_.for_each_landing(chip_, c.to, [&](int at) {
     IciPort* port = fabric_.ports[static_cast<size_t>(at)];
-    f.landings.emplace_back(port, port->expect(fabric_.semaphore_id(at, c.recv_sem),
-                                               (c.bytes + chunk - 1) / chunk, c.via_hbm, receipt_));
+    f.transit.landings.emplace_back(port, port->expect(fabric_.semaphore_id(at, c.recv_sem),
+                                                       (c.bytes + chunk - 1) / chunk, c.via_hbm, receipt_));
   });
   return f;
 }
 
-// Books the next chunk of `f`: read from this chip's HBM and across the network; each port it
-// lands on writes it into its chip's HBM when it arrives. Mirrored (one chip per class), it
-// lands where the class's messages land, as often as they do.
+// Books the next chunk of `f`: read from this chip's HBM and onto its first link; the chips it
+// crosses book the others (models/ici/ici_router.hpp), and each port it lands on writes it into
+// its chip's HBM when it arrives. Mirrored (one chip per class), it lands where the class's
+// messages land, as often as they do.
 void IciEngine::send_chunk(Flow& f) {
   IciNetwork& net = fabric_.network;
   const IciCopy& c = *f.copy;
   const uint64_t bytes = std::min(net.config().chunk_bytes, c.bytes - f.sent);
   uint64_t ready = f.ready;
   if (c.via_hbm) ready = fabric_.hbms[static_cast<size_t>(chip_)]->access(c.src_addr + f.sent, bytes, false, ready);
-  const IciNetwork::Booking b = net.book(f.route, bytes, ready, sc_core::sc_time_stamp().value());
-  for (const auto& [port, message] : f.landings) port->arrive(message, b.arrived, c.dst_addr + f.sent, bytes);
-  f.arrived = std::max(f.arrived, b.arrived);
+  const int link = f.transit.route.front();
+  const IciNetwork::Hop first = net.book_hop(link, bytes, ready, 0, sc_core::sc_time_stamp().value());
+  if (f.transit.receipt)
+    ++receipt_.pending;  // the last chip it crosses reports its arrival
+  else
+    f.arrived = std::max(f.arrived, first.end + net.latency_ps());
+  IciRouter::pass_on(fabric_, f.transit, 0, link, first, f.sent, bytes);
   // A port buffers two chunks: the next one may be read while this one crosses the link,
   // once the one before this has left.
   f.ready = std::max(ready, f.prev_left);
-  f.prev_left = b.sent;
+  f.prev_left = first.end;
   f.sent += bytes;
   ++stats_.chunks;
 }

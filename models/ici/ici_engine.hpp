@@ -3,10 +3,11 @@
 // (models/isa/program.hpp IciOp). It books each message chunk by chunk on its own HBM (with a
 // real memory system: the read) and on the shared network (models/ici/ici_network.hpp), and
 // hands each chunk, with its arrival time, to the destination chip's port
-// (models/ici/ici_port.hpp), which writes it into that chip's HBM and signals the destination's
-// semaphore once the message's last byte is written. An instruction completes when all its
-// messages have landed (been written). Like the DMA engines it books at most a quantum ahead of simulated
-// time before yielding, so messages of different chips on one link interleave.
+// (models/ici/ici_port.hpp; a message over several links books its first link here and the
+// others at the chips it crosses, models/ici/ici_router.hpp), which writes it into that chip's HBM and
+// signals the destination's semaphore once the message's last byte is written. An instruction completes when
+// all its messages have landed (been written). Like the DMA engines it books at most a quantum ahead of
+// simulated time before yielding, so messages of different chips on one link interleave.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "models/hbm/hbm_core.hpp"
 #include "models/ici/ici_network.hpp"
 #include "models/ici/ici_port.hpp"
+#include "models/ici/ici_router.hpp"
 
 namespace systolic {
 
@@ -28,6 +30,9 @@ struct IciFabric {
   std::vector<SemaphoreBank*> semaphores;
   std::vector<HbmCore*> hbms;
   std::vector<IciPort*> ports;
+  // Per chip, the router that books the chunks reaching it (with one chip per class, its
+  // representative's: models/ici/ici_router.hpp).
+  std::vector<IciRouter*> routers;
   std::vector<const std::vector<std::string>*> semaphore_names;  // each chip's program's
   // The id of `name` in chip `chip`'s program, or -1.
   int semaphore_id(int chip, const std::string& name) const;
@@ -79,14 +84,13 @@ class IciEngine : public Engine {
   // One message of an instruction being sent, chunk by chunk.
   struct Flow {
     const IciCopy* copy;
-    std::vector<int> route;
+    // Its route and where it lands (a message of a chip simulated for its class can land on
+    // several chips, IciFabric::mirrored).
+    IciTransit transit;
     uint64_t sent = 0;       // bytes booked so far
     uint64_t ready = 0;      // when the next chunk may be read and enter the network
     uint64_t prev_left = 0;  // when the chunk before the last one left the source's port
-    uint64_t arrived = 0;    // when the last booked chunk arrived
-    // Where it lands (a message of a chip simulated for its class can land on several chips,
-    // IciFabric::mirrored): each port and the message's handle there.
-    std::vector<std::pair<IciPort*, uint32_t>> landings;
+    uint64_t arrived = 0;    // when the last booked chunk arrived (over one link: known at once)
   };
   Flow start_flow(const IciCopy& c, uint64_t now);
   SendReceipt receipt_;  // the instruction being sent's landings (one send at a time)

@@ -42,6 +42,14 @@ class IciNetwork {
   // Every booking is for a time at or after `now_ps` (the caller's simulated time): the
   // reservations that ended before it are dropped.
   Booking book(const std::vector<int>& route, uint64_t bytes, uint64_t ready_ps, uint64_t now_ps = 0);
+  // One hop of a chunk of `bytes`: its head reaches `link` at `head_ps`, and its tail cannot
+  // leave the link before `tail_ps` (its arrival over the previous hop; 0 on the first). book()
+  // is these hops in a row; in a system each hop is booked by the chip the link leaves, when
+  // the chunk's head gets there (models/ici/ici_router.hpp).
+  struct Hop {
+    uint64_t start = 0, end = 0;  // the chunk occupies the link over [start, end)
+  };
+  Hop book_hop(int link, uint64_t bytes, uint64_t head_ps, uint64_t tail_ps, uint64_t now_ps);
 
   const Topology& topology() const { return topology_; }
   const IciConfig& config() const { return config_; }

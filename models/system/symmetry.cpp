@@ -14,10 +14,17 @@ namespace {
 
 const char* const kAxis[] = {"x", "y", "z"};
 
-// "" when every message crosses one link; else why mirroring would not be exact. `valid`
-// turns false for a message to no chip of the system (the system check names it).
-std::string message_limit(const Topology& topology, const std::vector<const Program*>& programs,
-                          bool& valid) {
+// What the messages need of a symmetry: `hops` is the most links a message crosses (`example`
+// one such message); `valid` turns false for a message to no chip of the system (the system
+// check names it).
+struct Traffic {
+  bool valid = true;
+  size_t hops = 0;
+  std::string example;
+};
+
+Traffic traffic_of(const Topology& topology, const std::vector<const Program*>& programs) {
+  Traffic out;
   for (int c = 0; c < topology.chips(); ++c)
     for (const Stream& s : programs[static_cast<size_t>(c)]->streams) {
       if (s.engine.kind != EngineKind::ici) continue;  // only the ICI engine sends
@@ -25,29 +32,58 @@ std::string message_limit(const Topology& topology, const std::vector<const Prog
         if (const auto* op = std::get_if<IciOp>(&i.op))
           for (const IciCopy& m : op->copies) {
             if (m.to < 0 || m.to >= topology.chips() || m.to == c) {
-              valid = false;
-              return "a message to no other chip of the system";
+              out.valid = false;
+              return out;
             }
             const size_t hops = topology.route(c, m.to, m.tie).size();
-            if (hops != 1)
-              return fmt::format(
-                  "chip {} sends to chip {} over {} links: chunks of different chips meet on a link, "
-                  "and which goes first depends on the order the simulator runs the chips",
-                  c, m.to, hops);
+            if (hops > out.hops) {
+              out.hops = hops;
+              out.example = fmt::format("chip {} sends to chip {} over {} links", c, m.to, hops);
+            }
           }
     }
-  return "";
+  return out;
 }
 
-void add_candidate(std::vector<ChipSymmetry>& out, std::string name, std::vector<int> chip) {
+// Whether σ moves every chip by one offset (modulo the dimensions) on a wrapped topology.
+bool is_translation(const Topology& t, const std::vector<int>& chip) {
+  if (!t.wraps()) return false;
+  const std::vector<int64_t> by = t.coords(chip[0]);
+  for (int c = 0; c < t.chips(); ++c) {
+    auto x = t.coords(c);
+    for (size_t d = 0; d < x.size(); ++d) x[d] += by[d];
+    if (t.chip_at(x) != chip[static_cast<size_t>(c)]) return false;
+  }
+  return true;
+}
+
+// A translation's image of every link (it keeps each link's direction). Over one link a
+// symmetry's link map is only what the messages show (ChipSymmetry::link); over several, a
+// representative's router books on the images of links its own messages never cross.
+void map_every_link(const Topology& t, ChipSymmetry& s) {
+  s.link.assign(static_cast<size_t>(t.link_count()), -1);
+  const int dims = static_cast<int>(t.dims().size());
+  for (int l = 0; l < t.link_count(); ++l)
+    if (t.link_exists(l))
+      s.link[static_cast<size_t>(l)] = t.link(s.chip[static_cast<size_t>(t.link_source(l))],
+                                              static_cast<size_t>(l / 2 % dims), l % 2 ? -1 : +1);
+}
+
+void add_candidate(const Topology& t, std::vector<ChipSymmetry>& out, std::string name,
+                   std::vector<int> chip) {
   for (const ChipSymmetry& s : out)
     if (s.chip == chip) return;
-  out.push_back({std::move(name), std::move(chip), {}});
+  const bool translation = is_translation(t, chip);
+  out.push_back({std::move(name), std::move(chip), {}, translation});
 }
 
 // Steps along the ring order and along each wrapped dimension (by each proper divisor of its
-// length, so groups of chips map onto groups), and the mirror image of each dimension.
-std::vector<ChipSymmetry> candidates(const Topology& t) {
+// length, so groups of chips map onto groups), and the mirror image of each dimension. With
+// messages over several links only translations keep the links' traffic alike (the routers'
+// order tells the directions apart, models/ici/ici_router.hpp), so only they are kept, and a
+// step along two dimensions at once joins them: all-to-all's ties alternate with the parity of
+// a chip's coordinates (docs/interconnect.md, section 3), which such a step keeps.
+std::vector<ChipSymmetry> candidates(const Topology& t, bool multi_hop) {
   std::vector<ChipSymmetry> out;
   const int n = t.chips();
   const std::vector<int> order = t.ring_order();
@@ -56,19 +92,31 @@ std::vector<ChipSymmetry> candidates(const Topology& t) {
     std::vector<int> chip(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
       chip[static_cast<size_t>(order[static_cast<size_t>(i)])] = order[static_cast<size_t>((i + step) % n)];
-    add_candidate(out, fmt::format("ring+{}", step), std::move(chip));
+    add_candidate(t, out, fmt::format("ring+{}", step), std::move(chip));
   }
-  for (size_t d = 0; d < t.dims().size(); ++d) {
+  const size_t dims = t.dims().size();
+  const auto shifted = [&](std::vector<int64_t> by) {
+    std::vector<int> chip(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) {
+      auto x = t.coords(c);
+      for (size_t d = 0; d < dims; ++d) x[d] += by[d];
+      chip[static_cast<size_t>(c)] = t.chip_at(x);
+    }
+    return chip;
+  };
+  for (size_t d = 0; d < dims; ++d) {
     const int64_t k = t.dims()[d];
     for (int64_t step = 1; step < k && t.wraps(); ++step) {
       if (k % step != 0) continue;
-      std::vector<int> chip(static_cast<size_t>(n));
-      for (int c = 0; c < n; ++c) {
-        auto x = t.coords(c);
-        x[d] += step;
-        chip[static_cast<size_t>(c)] = t.chip_at(x);
-      }
-      add_candidate(out, fmt::format("{}+{}", kAxis[d], step), std::move(chip));
+      std::vector<int64_t> by(dims, 0);
+      by[d] = step;
+      add_candidate(t, out, fmt::format("{}+{}", kAxis[d], step), shifted(by));
+    }
+    for (size_t e = d + 1; e < dims && multi_hop && t.wraps(); ++e) {
+      std::vector<int64_t> by(dims, 0);
+      by[d] = by[e] = 1;
+      if (t.dims()[d] > 1 && t.dims()[e] > 1)
+        add_candidate(t, out, fmt::format("{}+1{}+1", kAxis[d], kAxis[e]), shifted(by));
     }
     if (k < 2) continue;
     std::vector<int> chip(static_cast<size_t>(n));
@@ -77,7 +125,12 @@ std::vector<ChipSymmetry> candidates(const Topology& t) {
       x[d] = k - 1 - x[d];
       chip[static_cast<size_t>(c)] = t.chip_at(x);
     }
-    add_candidate(out, fmt::format("mirror {}", kAxis[d]), std::move(chip));
+    add_candidate(t, out, fmt::format("mirror {}", kAxis[d]), std::move(chip));
+  }
+  if (multi_hop) {
+    out.erase(std::remove_if(out.begin(), out.end(), [](const ChipSymmetry& s) { return !s.translation; }),
+              out.end());
+    for (ChipSymmetry& s : out) map_every_link(t, s);
   }
   return out;
 }
@@ -88,7 +141,9 @@ class Comparison {
  public:
   Comparison(const Topology& t, ChipSymmetry& s, const SymmetryRules& rules)
       : t_(t), s_(s), rules_(rules), preimage_(static_cast<size_t>(t.link_count()), -1) {
-    s_.link.assign(static_cast<size_t>(t.link_count()), -1);
+    if (s_.link.empty()) s_.link.assign(static_cast<size_t>(t.link_count()), -1);
+    for (size_t l = 0; l < s_.link.size(); ++l)
+      if (s_.link[l] >= 0) preimage_[static_cast<size_t>(s_.link[l])] = static_cast<int>(l);
   }
 
   std::string programs(int ca, const Program& a, int cb, const Program& b) {
@@ -133,12 +188,16 @@ class Comparison {
       if (s_.chip[static_cast<size_t>(ma.to)] != mb.to)
         return fmt::format("a message goes to chip {} where the relabelling gives chip {}", mb.to,
                            s_.chip[static_cast<size_t>(ma.to)]);
-      const int la = t_.route(ca, ma.to, ma.tie).front(), lb = t_.route(cb, mb.to, mb.tie).front();
-      int& image = s_.link[static_cast<size_t>(la)];
-      int& back = preimage_[static_cast<size_t>(lb)];
-      if ((image != -1 && image != lb) || (back != -1 && back != la)) return "a message takes another link";
-      image = lb;
-      back = la;
+      const std::vector<int> ra = t_.route(ca, ma.to, ma.tie), rb = t_.route(cb, mb.to, mb.tie);
+      if (ra.size() != rb.size()) return "a message takes another route";
+      for (size_t h = 0; h < ra.size(); ++h) {
+        const int la = ra[h], lb = rb[h];
+        int& image = s_.link[static_cast<size_t>(la)];
+        int& back = preimage_[static_cast<size_t>(lb)];
+        if ((image != -1 && image != lb) || (back != -1 && back != la)) return "a message takes another link";
+        image = lb;
+        back = la;
+      }
     }
     return "";
   }
@@ -260,11 +319,19 @@ ChipClasses chip_classes(const Topology& topology, const std::vector<const Progr
                          const SymmetryRules& rules) {
   const int n = topology.chips();
   if (static_cast<int>(programs.size()) != n || n < 2) return every_chip(n, "");
-  bool valid = true;
-  std::string limit = message_limit(topology, programs, valid);
-  if (!limit.empty()) return every_chip(n, valid ? limit : "");
+  const Traffic traffic = traffic_of(topology, programs);
+  if (!traffic.valid) return every_chip(n, "");
+  const bool multi_hop = traffic.hops > 1;
+  if (multi_hop && !rules.hop_latency)
+    return every_chip(n, traffic.example +
+                             ": with no hop latency a chunk reaches the next chip at the time it "
+                             "left, and which goes on first depends on the order the simulator "
+                             "runs the chips");
+  std::string limit;
+  if (multi_hop && !topology.wraps())
+    limit = traffic.example + ": only translations keep such traffic alike, and a mesh has none";
   ChipClasses classes = every_chip(n, "");
-  for (ChipSymmetry& s : candidates(topology)) {
+  for (ChipSymmetry& s : candidates(topology, multi_hop)) {
     Comparison compare(topology, s, rules);
     std::string why;
     for (int c = 0; c < n && why.empty(); ++c) {

@@ -10,10 +10,14 @@
 //
 // Candidates (each checked on every chip, and kept only if it holds): one step along the ring
 // order (Topology::ring_order: the ring collectives' order), one step along each wrapped
-// dimension, and the reflection of each dimension. A symmetry is only used where mirroring is
-// exact, which needs every message to cross one link, so a link carries only its own chip's
-// chunks: with messages over several links, chunks of different chips meet on a link, and
-// which is booked first depends on the order the kernel runs the chips, not on the program.
+// dimension, and the reflection of each dimension. With messages over several links, chunks of
+// different chips meet on a link; each link is booked by the chip it leaves, the chunks passing
+// through in an order of directions (models/ici/ici_router.hpp), which a translation keeps and
+// a mirror does not: then only translations are candidates (and steps along two dimensions at
+// once, which keep the parity all-to-all's ties follow), and a chunk reaching chip t is booked
+// by t's representative on the image of its link, so a representative's links carry what each
+// link of their orbit carries. A mesh has no translations, and without hop latency a router
+// would book in the same instant as the engines: every chip then.
 // With a timed memory system, what shares a chip's HBM must do so in the same order on every
 // chip of a class. Two things make it so by construction: a chip writes what it receives into
 // its own HBM itself, at arrival, in an order fixed by the chunks (models/ici/ici_port.hpp),
@@ -37,6 +41,9 @@ struct ChipSymmetry {
   std::string name;       // "ring+1", "x+1", "mirror y": how it was found
   std::vector<int> chip;  // chip c -> σ(c)
   std::vector<int> link;  // link l -> σ(l) for the links messages cross, -1 for the others
+  // σ moves every chip by one offset; with messages over several links `link` then maps every
+  // link (a representative's router books on the images of links its messages never cross).
+  bool translation = false;
 };
 
 struct ChipClasses {
@@ -59,6 +66,9 @@ struct ChipClasses {
 
 struct SymmetryRules {
   bool memory_timed = true;  // memory.ideal false: HBM addresses matter
+  // ici.link_latency_ns > 0: a chunk reaches the next chip after it left this one, so the
+  // routers (models/ici/ici_router.hpp) book each time's chunks in an order of their own.
+  bool hop_latency = true;
 };
 
 // Every chip its own class, for `why` (e.g. the option that asked for it).

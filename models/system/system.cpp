@@ -56,6 +56,7 @@ void System::build(const ChipConfig& config, const std::vector<const Program*>& 
   fabric_.hbms.assign(n, nullptr);
   fabric_.semaphore_names.assign(n, nullptr);
   fabric_.ports.assign(n, nullptr);
+  fabric_.routers.assign(n, nullptr);
   simulated_index_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (!classes_.simulated(static_cast<int>(i))) continue;
@@ -68,6 +69,7 @@ void System::build(const ChipConfig& config, const std::vector<const Program*>& 
     simulated_index_[i] = simulated_index_[rep];
     fabric_.hbms[i] = fabric_.hbms[rep];
     fabric_.ports[i] = fabric_.ports[rep];
+    fabric_.routers[i] = fabric_.routers[rep];
     fabric_.semaphore_names[i] = &programs[i]->semaphores;
   }
 }

@@ -5,7 +5,9 @@
 //
 // Chips that evolve identically (models/system/symmetry.hpp) can be simulated once per class:
 // only each class's representative is built, and a representative's message stands for the
-// same message of every chip of its class (IciFabric::mirrored), landing where those land.
+// same message of every chip of its class (IciFabric::mirrored), landing where those land; a
+// chunk passing through a chip that is not simulated is booked by its representative's router
+// (IciFabric::routers), which stands for it.
 #include <systemc>
 
 #include <memory>

@@ -98,24 +98,36 @@ class Lowering final : public RingEmitter {
   }
 
   // Every member sends each other member its share at once; done when n - 1 messages are in.
+  // The members are taken by their offset from this chip in the group's grid (offsets in the
+  // grid's chip order), and the blocks are held rank-relative: the k-th offset's block at the
+  // k-th place, read from there and written to the receiver's place for this chip's offset
+  // from it. Chips that a translation of the torus maps onto each other then send alike: the
+  // same sizes in the same order, from and to the same addresses (models/system/symmetry.hpp).
   std::vector<SemWait> all_to_all(const GroupView& g, std::vector<SemWait> before) {
     const uint64_t n = g.members.size();
-    const uint64_t rank = static_cast<uint64_t>(g.local);
     if (n < 2) return before;
     // Half-way round a ring both ways are as short: chips on even and odd coordinate sums
     // take opposite ones, which balances the links across any bisection.
     int64_t parity = 0;
     for (int64_t x : t_.config.ici.build_topology().coords(t_.chip)) parity += x;
     const int tie = parity % 2 ? -1 : +1;
+    const std::vector<int64_t> own = g.grid.coords(g.local);
+    const auto offset = [&](uint64_t k, int64_t sign, const std::vector<int64_t>& from) {  // from +- the k-th
+      std::vector<int64_t> x = g.grid.coords(static_cast<int>(k));
+      for (size_t d = 0; d < x.size(); ++d) x[d] = from[d] + sign * x[d];
+      return static_cast<uint64_t>(g.grid.chip_at(x));
+    };
+    const std::vector<int64_t> origin(own.size(), 0);
+    std::vector<uint64_t> place(n + 1, 0);  // where the k-th offset's block starts
+    for (uint64_t k = 0; k < n; ++k)
+      place[k + 1] = place[k] + (c_.send_bytes.empty() ? part(c_.bytes, n, k).second
+                                                       : c_.send_bytes[offset(k, +1, own)]);
     const int recv = own_semaphore("recv");
     Instruction send{IciOp{}, layer_, std::move(before), {}};
-    uint64_t offset = 0;
-    for (uint64_t j = 0; j < n; ++j) {
-      const uint64_t bytes = c_.send_bytes.empty() ? part(c_.bytes, n, j).second : c_.send_bytes[j];
-      if (j != rank)
-        std::get<IciOp>(send.op).copies.push_back(hbm_copy(g.members[j], bytes, recv, tie, offset, offset));
-      offset += bytes;
-    }
+    for (uint64_t k = 1; k < n; ++k)  // to the k-th offset; this chip is the receiver's offset -k
+      std::get<IciOp>(send.op).copies.push_back(hbm_copy(g.members[offset(k, +1, own)],
+                                                         place[k + 1] - place[k], recv, tie, place[k],
+                                                         place[offset(k, -1, origin)]));
     ici_.instructions.push_back(std::move(send));
     return {{recv, (instance_ + 1) * (n - 1)}};
   }

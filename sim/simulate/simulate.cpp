@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
-#include <set>
 
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
@@ -71,24 +71,12 @@ void run_to_end(const std::vector<const Engine*>& engines, const RunOptions& opt
   } while (sc_core::sc_pending_activity());
 }
 
-// The links a chip's messages cross (each one link: ChipClasses only merges chips then).
-std::set<int> links_used(const Topology& t, int chip, const Program& program) {
-  std::set<int> out;
-  for (const Stream& s : program.streams) {
-    if (s.engine.kind != EngineKind::ici) continue;
-    for (const Instruction& i : s.instructions)
-      if (const IciOp* op = std::get_if<IciOp>(&i.op))
-        for (const IciCopy& m : op->copies)
-          for (int l : t.route(chip, m.to, m.tie)) out.insert(l);
-  }
-  return out;
-}
-
 // Every link that exists, in link order. A chip that was not simulated carries the images of
-// its representative's traffic: each link the representative's messages cross maps
-// (ChipClasses::image_link) to the one the chip's own messages cross, and only its own chunks
-// cross a link.
-std::vector<LinkResult> link_results(const System& system, const std::vector<const Program*>& programs) {
+// its representative's traffic: each link leaving the representative maps
+// (ChipClasses::image_link) to the chip's own, and carries what every link of its orbit
+// carries (over one link, only its own chunks; over several, the representative's router books
+// its orbit's, models/ici/ici_router.hpp).
+std::vector<LinkResult> link_results(const System& system) {
   const IciNetwork& net = system.network();
   const Topology& t = net.topology();
   const ChipClasses& c = system.classes();
@@ -98,8 +86,12 @@ std::vector<LinkResult> link_results(const System& system, const std::vector<con
   for (int s = 0; s < c.chips(); ++s) {
     if (c.simulated(s)) continue;
     const int r = c.representative[static_cast<size_t>(s)];
-    for (int l : links_used(t, r, *programs[static_cast<size_t>(r)]))
-      stats[static_cast<size_t>(c.image_link(s, l))] = net.links()[static_cast<size_t>(l)];
+    for (size_t d = 0; d < t.dims().size(); ++d)
+      for (const int dir : {+1, -1}) {
+        const int l = t.link(r, d, dir);
+        if (l >= 0 && net.links()[static_cast<size_t>(l)].chunks > 0)
+          stats[static_cast<size_t>(c.image_link(s, l))] = net.links()[static_cast<size_t>(l)];
+      }
   }
   std::vector<LinkResult> out;
   for (int l = 0; l < t.link_count(); ++l)
@@ -173,7 +165,9 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<const P
   ChipClasses classes =
       options.every_chip || static_cast<int>(programs.size()) != n
           ? every_chip(static_cast<int>(programs.size()), options.every_chip ? "--every-chip" : "")
-          : chip_classes(config.ici.build_topology(), programs, {!config.memory.ideal});
+          : chip_classes(
+                config.ici.build_topology(), programs,
+                {!config.memory.ideal, std::llround(config.ici.link_latency_ns * config.clock_mhz) > 0});
   FreshContext context;
   auto system = std::make_unique<System>("system", config, programs, std::move(classes));
   if (options.hbm_activity)
@@ -195,7 +189,7 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<const P
   for (int i = 0; i < c.chips(); ++i)
     result.result_of[static_cast<size_t>(i)] =
         result.result_of[static_cast<size_t>(c.representative[static_cast<size_t>(i)])];
-  result.links = link_results(*system, programs);
+  result.links = link_results(*system);
   for (const LinkResult& l : result.links)
     if (c.simulated(l.from))
       result.simulated[result.result_of[static_cast<size_t>(l.from)]].ici_link_bytes_out += l.bytes;

@@ -63,8 +63,16 @@ def cases(tmp_path):
         ("llama70b-tp8-ideal", ["-c", v5e, "-w", llama, *tp8, *ideal], 1),
         ("llama70b-tp8", ["-c", v5e, "-w", llama, *tp8], 1),
         ("llama70b-replicas-v5p-64", ["-c", v5p, "-w", llama, "--bucket", "1x64", "--weight-dtype", "int8"], 1),
+        # All-to-all crosses several links: on the 2x4 mesh every chip (no translations); on
+        # tori the chips of each parity of coordinate sums (their ties), two classes.
         ("deepseek-ep8-ideal", ["-c", v5e, "-w", moe, *ep8, *ideal], 8),
         ("deepseek-ep8-skewed", ["-c", v5e, "-w", moe, *ep8, "--routing", "skewed"], 8),
+        ("deepseek-ep8-torus", ["-c", v5e, "-w", moe, *ep8, "--set", "ici.wraparound=true"], 2),
+        ("deepseek-ep64-v5p-64", ["-c", v5p, "-w", moe, "--bucket", "1x512", "--tp", "64", "--ep", "64"], 2),
+        # Pipeline sends between the two stages cross two links: four classes of sixteen chips
+        # (the translations along y and z).
+        ("llama70b-pp2-dp8-tp4-v5p-64", ["-c", v5p, "-w", llama, "--bucket", "16x128", "--mesh", "pp=2,dp=8,tp=4",
+                                         "--micro-batches", "2", "--weight-dtype", "int8"], 4),
     ]
 
 

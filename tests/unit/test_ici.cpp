@@ -47,6 +47,35 @@ Workload one_collective(CollectiveKind kind, uint64_t bytes) {
   return w;
 }
 
+// Chips that each send one message of `bytes` (tie +) at time 0, as (from, to) pairs; every
+// chip declares the semaphore "in" the messages signal.
+std::vector<Program> senders(int chips, const std::vector<std::pair<int, int>>& messages, uint64_t bytes) {
+  Program bare;
+  bare.semaphores = {"in"};
+  LayerInfo g;
+  g.name = "g";
+  g.m = g.k = g.n = 4;
+  bare.layers.push_back(g);
+  std::vector<Program> out(static_cast<size_t>(chips), bare);
+  for (const auto& [from, to] : messages) {
+    IciCopy m;
+    m.to = to;
+    m.bytes = bytes;
+    m.recv_sem = "in";
+    m.via_hbm = false;
+    out[static_cast<size_t>(from)].streams.push_back(
+        {{EngineKind::ici, 0}, {Instruction{IciOp{{m}}, 0, {}, {}}}});
+  }
+  return out;
+}
+
+// When chip `chip`'s one send ended, in cycles.
+uint64_t send_end(const SystemResult& r, int chip) {
+  for (const auto& e : r.chip(static_cast<size_t>(chip)).engines)
+    if (e.id.kind == EngineKind::ici) return e.records.at(0).end;
+  FAIL("chip " << chip << " has no ICI engine");
+  return 0;
+}
 
 uint64_t vpu_busy(const SystemResult& r) {
   uint64_t most = 0;
@@ -130,6 +159,45 @@ TEST_CASE("A message takes bytes / bandwidth + hops x latency; two flows on one 
   const auto b2 = net.book(t.route(0, 1), 1000, 0);
   CHECK(b2.sent == 20000);
   CHECK(net.links()[static_cast<size_t>(t.link(0, 0, +1))].bytes == 2000);
+}
+
+TEST_CASE("A link serves chunks in the order their heads reach it, whichever chip the kernel runs first",
+          "[ici]") {
+  // 1000 MHz, 100 GB/s, 100 ns per hop; one 64 KiB chunk takes x = 655.36 ns on a link.
+  RunOptions every;
+  every.every_chip = true;
+  const ChipConfig ring = system_config(IciTopologyKind::ring, {4}, "ring", 100);
+  // Chip 0 sends to chip 2 over chip 1 (two hops, half-way round: tie +), chip 1 to chip 2
+  // (one hop). Chip 1's chunk is on link 1.x+ at 0, chip 0's head gets there at 100 ns and
+  // waits for it: chip 1's lands at x + 100 = 755.36 ns, chip 0's at 2x + 100 = 1410.72 ns.
+  // Booked by the senders in the kernel's order of the chips, chip 0's chunk took the link first
+  // (its hops booked at once at 0 ns) and chip 1's waited behind it.
+  for (int shift : {0, 1, 2, 3}) {  // the same system turned round the ring: the same times
+    INFO("turned by " << shift);
+    const auto at = [&](int chip) { return (chip + shift) % 4; };
+    const SystemResult r =
+        simulate_system(ring, senders(4, {{at(0), at(2)}, {at(1), at(2)}}, 64 << 10), every);
+    CHECK(send_end(r, at(1)) == 756);
+    CHECK(send_end(r, at(0)) == 1411);
+  }
+  // Heads that reach a chip at one time leave in the order of the direction they came from
+  // (x+, x-, y+, y-), not of their senders: on a 4x4 torus chip 4 (0,1) sends to (1,2) along
+  // x then y, chip 1 (1,0) to (1,2) along y (half-way: tie +). Both heads reach (1,1) at 100 ns
+  // and want its y+ link: chip 4's, from x+, goes first (x + 200 = 855.36 ns), chip 1's waits
+  // (2x + 200 = 1510.72 ns).
+  const ChipConfig torus = system_config(IciTopologyKind::torus2d, {4, 4}, "torus", 100);
+  const Topology t = torus.ici.build_topology();
+  for (const std::vector<int64_t>& by : std::vector<std::vector<int64_t>>{{0, 0}, {3, 1}, {2, 3}}) {
+    const auto at = [&](int chip) {
+      auto x = t.coords(chip);
+      return t.chip_at({x[0] + by[0], x[1] + by[1]});
+    };
+    INFO("moved by " << by[0] << "," << by[1]);
+    const SystemResult r =
+        simulate_system(torus, senders(16, {{at(4), at(9)}, {at(1), at(9)}}, 64 << 10), every);
+    CHECK(send_end(r, at(4)) == 856);
+    CHECK(send_end(r, at(1)) == 1511);
+  }
 }
 
 TEST_CASE("Ring all-reduce takes 2(N-1)/N S / link bandwidth plus the latency terms", "[ici]") {

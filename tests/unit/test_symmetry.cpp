@@ -380,12 +380,29 @@ TEST_CASE("Chips that run alike are found, and where mirroring would not be exac
   const ChipClasses timed = chip_classes(line.ici.build_topology(), pointers(ends), {true});
   CHECK(timed.simulated_chips().size() == 3);
   CHECK_THAT(timed.limit, Contains("chips 0 and 2 write the same 4096 B at 0x100000 of chip 1's HBM"));
-  // All-to-all on a 2x2 torus: the diagonal crosses two links, shared by other chips' chunks.
+  // All-to-all on a 2x2 torus: the diagonal crosses two links, shared by other chips' chunks,
+  // so only translations are taken, and only those that keep the parity of a chip's
+  // coordinates, which picks the way its half-way messages go: the diagonal step.
   const ChipConfig torus = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
   const ChipClasses a2a =
       classes_of(torus, every(torus, with_collective(CollectiveKind::all_to_all, 1 << 16)));
-  CHECK(a2a.simulated_chips().size() == 4);
-  CHECK_THAT(a2a.limit, Contains("over 2 links"));
+  CHECK(a2a.representative == std::vector<int>{0, 1, 1, 0});
+  REQUIRE(a2a.symmetries.size() == 1);
+  CHECK(a2a.symmetries[0].translation);
+  CHECK_THAT(a2a.limit, Contains("x+1 does not map the system onto itself"));
+  // On a line (no wraparound) there is no translation: every chip.
+  const ChipConfig line4 = system_config(IciTopologyKind::ring, {4}, "ring", false);
+  const ChipClasses a2a_line =
+      classes_of(line4, every(line4, with_collective(CollectiveKind::all_to_all, 1 << 16)));
+  CHECK(a2a_line.simulated_chips().size() == 4);
+  CHECK_THAT(a2a_line.limit, Contains("over 3 links: only translations keep such traffic alike"));
+  // Nor with no hop latency, when a chunk reaches the next chip as it leaves this one.
+  CHECK_THAT(chip_classes(torus.ici.build_topology(),
+                          pointers(compile_system(
+                              torus, every(torus, with_collective(CollectiveKind::all_to_all, 1 << 16)))),
+                          {false, false})
+                 .limit,
+             Contains("with no hop latency"));
   // Chips with x = 0 run one workload, x = 1 another (no messages): y+1 holds, x+1 does not.
   const Workload a = testing::gemm_workload({{"a", 64, 32, 48, {}, 1, "w:1"}});
   const Workload b = testing::gemm_workload({{"b", 32, 32, 48, {}, 1, "w:1"}});
@@ -433,6 +450,53 @@ TEST_CASE("On the real memory system one chip per class gives every chip's recor
     for (const Workload& w : {ar, ag, rs}) {
       const Both b = run_both(c, every(c, w));
       CHECK(b.per_class.plan.simulated() == 1);
+      check_same(b);
+    }
+  }
+}
+
+// Each chip of a ring of 8 all-reduces with the other three of its half ({0..3} or {4..7}) over
+// the group's ring, which closes from its fourth chip to its first over three links.
+std::vector<Workload> halves_all_reduce(uint64_t bytes) {
+  std::vector<Workload> out;
+  for (int half = 0; half < 2; ++half) {
+    Workload w = with_collective(CollectiveKind::all_reduce, bytes);
+    w.collectives[0].group = {{4 * half, 4 * half + 1, 4 * half + 2, 4 * half + 3}, {4}, false};
+    for (int i = 0; i < 4; ++i) out.push_back(w);
+  }
+  return out;
+}
+
+TEST_CASE("Messages over several links: one chip per class gives every chip's records and report",
+          "[symmetry]") {
+  const Workload a2a = with_collective(CollectiveKind::all_to_all, 96 << 10 | 17);
+  for (const bool ideal : {true, false}) {
+    INFO((ideal ? "ideal memory" : "real memory"));
+    struct Case {
+      ChipConfig config;
+      std::vector<Workload> workloads;
+      size_t simulated;
+    };
+    ChipConfig ring8 = system_config(IciTopologyKind::ring, {8}, "bidir_ring");
+    ChipConfig ring4 = system_config(IciTopologyKind::ring, {4}, "ring");
+    ChipConfig torus22 = system_config(IciTopologyKind::torus2d, {2, 2}, "torus");
+    ChipConfig torus44 = system_config(IciTopologyKind::torus2d, {4, 4}, "torus");
+    ChipConfig torus222 = system_config(IciTopologyKind::torus3d, {2, 2, 2}, "torus");
+    std::vector<Case> cases = {
+        // All-to-all: chips of one parity of coordinates alike (section 3's ties), two classes.
+        {ring4, every(ring4, a2a), 2},
+        {torus22, every(torus22, a2a), 2},
+        {torus44, every(torus44, a2a), 2},
+        {torus222, every(torus222, a2a), 2},
+        // Rings over groups of four that close over three links: chip c and c + 4 alike.
+        {ring8, halves_all_reduce(256 << 10), 4},
+    };
+    for (Case& k : cases) {
+      k.config.memory.ideal = ideal;
+      k.config.ici.link_latency_ns = 100;  // chunks of different chips meet on the links
+      INFO(k.config.ici.chips() << " chips, " << k.config.ici.algorithm);
+      const Both b = run_both(k.config, k.workloads);
+      CHECK(b.per_class.plan.simulated() == k.simulated);
       check_same(b);
     }
   }
