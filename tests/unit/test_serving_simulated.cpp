@@ -163,3 +163,23 @@ TEST_CASE("serving on the simulator: a replay with shapes simulated ahead is the
   same(one.first, two.first);
   same(one.second, two.second);
 }
+
+// The bound a replay may settle a question with before simulating a shape (worth_growing: is a
+// wider prefill worth it): no simulation, and never above the cost once simulated.
+TEST_CASE("serving SimulatedStepCost: a shape's lower bound needs no simulation and holds", "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  for (const StepShape s : {StepShape{Phase::prefill, {1, 256}}, StepShape{Phase::prefill, {4, 1024}},
+                            StepShape{Phase::decode, {8, 1024}}}) {
+    ShapeSimulator sim(chip, kRepo + "/traces/models/gpt2.yaml");
+    const SimulatedStepCost cost(sim, kTile);
+    const double bound = cost.fixed_seconds_at_least(s.phase, s.shape);
+    CHECK(sim.simulated() == 0);
+    const double seconds = cost.fixed(s.phase, s.shape).seconds;
+    INFO(s.shape.batch << "x" << s.shape.length << ": bound " << bound << " s, simulated " << seconds
+                       << " s");
+    CHECK(bound > 0);
+    CHECK(bound <= seconds);
+    // Known, the shape's own cost.
+    CHECK(cost.fixed_seconds_at_least(s.phase, s.shape) == seconds);
+  }
+}
