@@ -15,10 +15,6 @@ using compile_detail::tiled::AttentionTiling;
 using compile_detail::tiled::EntryPlan;
 using compile_detail::tiled::Tiling;
 
-// Saturating at UINT64_MAX: a bound past the range bounds nothing smaller.
-constexpr auto plus = saturating_add;
-constexpr auto times = saturating_mul;
-
 // The cycles of the MXU shares of one matmul [m, k] x [k, n] (TiledCompiler::multiply and the
 // attention chain's scores and context both emit mxu_shares).
 uint64_t shares_cycles(const ChipConfig& c, int64_t m, int64_t k, int64_t n, DType dt) {
@@ -30,7 +26,7 @@ uint64_t shares_cycles(const ChipConfig& c, int64_t m, int64_t k, int64_t n, DTy
       cycles = dataflow.cycles(c.mxu.shape(op.dtype), c.mxu.convention, {op.m, op.k, op.n});
     } catch (const std::overflow_error&) {  // past the range anyway
     }
-    total = plus(total, cycles);
+    total = saturating_add(total, cycles);  // a bound past the range bounds nothing smaller
   }
   return total;
 }
@@ -46,8 +42,8 @@ uint64_t gemm_cycles(const ChipConfig& c, const Gemm& g, const EntryPlan& plan) 
     for (int64_t p0 = 0; p0 < g.n; p0 += panel)
       for (int64_t n0 = p0, end = std::min(p0 + panel, g.n); n0 < end; n0 += t.n)
         for (int64_t k0 = 0; k0 < g.k; k0 += t.k)
-          total =
-              plus(total, shares_cycles(c, block.rows, std::min(t.k, g.k - k0), std::min(t.n, end - n0), dt));
+          total = saturating_add(
+              total, shares_cycles(c, block.rows, std::min(t.k, g.k - k0), std::min(t.n, end - n0), dt));
   return total;
 }
 
@@ -60,7 +56,8 @@ uint64_t attention_cycles(const ChipConfig& c, const Gemm& scores, const Attenti
     const int64_t mt = std::min(t.mq, t.m - qb * t.mq);
     for (int64_t j = 0; j < t.k_blocks; ++j) {
       const int64_t kn = std::min(t.kb, t.n - j * t.kb);
-      total = plus(total, plus(shares_cycles(c, mt, t.dk, kn, dt), shares_cycles(c, mt, kn, t.dv, dt)));
+      total = saturating_add(
+          total, saturating_add(shares_cycles(c, mt, t.dk, kn, dt), shares_cycles(c, mt, kn, t.dv, dt)));
     }
   }
   return total;
@@ -79,7 +76,7 @@ uint64_t mxu_instruction_cycles(const ChipConfig& config, const Workload& worklo
     // Every instance (head, slot) is tiled alike.
     const uint64_t instance =
         plans[i].fused ? attention_cycles(config, g, *plans[i].fused) : gemm_cycles(config, g, plans[i]);
-    total = plus(total, times(instance, static_cast<uint64_t>(g.repeat)));
+    total = saturating_add(total, saturating_mul(instance, static_cast<uint64_t>(g.repeat)));
   }
   return total;
 }
