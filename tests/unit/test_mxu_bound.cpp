@@ -12,6 +12,8 @@
 #include "sim/compile/overlap.hpp"
 #include "sim/compile/tiled_internal.hpp"
 
+namespace test_mxu_bound {
+
 using namespace systolic;
 
 namespace {
@@ -96,3 +98,5 @@ TEST_CASE("mxu bound: the row blocks of a matmul beside a decomposed all-gather"
     check_chip(c, w, run.chip(chip), chip);
   }
 }
+
+}  // namespace test_mxu_bound
