@@ -13,6 +13,7 @@
 
 #include "models/common/dtype.hpp"
 #include "models/common/names.hpp"
+#include "models/common/small_vector.hpp"
 #include "models/isa/dma_descriptor.hpp"
 #include "models/isa/vpu_op.hpp"
 
@@ -111,11 +112,16 @@ struct SramRegion {
   }
 };
 
+// An instruction's semaphore waits and signals, held in place up to the counts the compiler
+// emits for most instructions (models/common/small_vector.hpp): a program is millions of them.
+using SemWaits = SmallVector<SemWait, 3>;
+using SemSignals = SmallVector<int, 4>;
+
 struct Instruction {
   Operation op;
   int layer = -1;                // index into Program::layers
-  std::vector<SemWait> waits;    // all must hold before the instruction starts
-  std::vector<int> signals;      // each incremented by one when it completes
+  SemWaits waits;                // all must hold before the instruction starts
+  SemSignals signals;            // each incremented by one when it completes
   int frees = -1;                // the on-chip intermediate it reads last: Program::regions index
   bool operator==(const Instruction& o) const;
   bool operator!=(const Instruction& o) const { return !(*this == o); }

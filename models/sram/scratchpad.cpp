@@ -8,8 +8,6 @@
 namespace systolic {
 namespace {
 
-constexpr uint64_t kPsPerCycle = 1000;  // models/common/clock.hpp: kTicksPerCycle
-
 const ScratchpadConfig& checked(const ScratchpadConfig& c) {
   if (auto bad = c.validate()) throw std::invalid_argument(bad->message());
   return c;
@@ -46,21 +44,9 @@ std::optional<ConfigIssue> ScratchpadConfig::validate() const {
 }
 
 Scratchpad::Scratchpad(const ScratchpadConfig& config)
-    : config_(checked(config)), port_free_(config_.ports, 0) {}
-
-uint64_t Scratchpad::transfer_cycles(uint64_t bytes) const {
-  return (bytes + config_.port_bytes_per_cycle - 1) / config_.port_bytes_per_cycle;
-}
-
-uint64_t Scratchpad::access(bool write, uint64_t bytes, uint64_t ready_ps) {
-  (write ? bytes_written_ : bytes_read_) += bytes;
-  if (bytes == 0) return ready_ps;
-  auto port = std::min_element(port_free_.begin(), port_free_.end());
-  const uint64_t busy = transfer_cycles(bytes) * kPsPerCycle;
-  const uint64_t end = std::max(ready_ps, *port) + busy;
-  *port = end;
-  port_busy_ps_ += busy;
-  return end;
+    : config_(checked(config)), port_free_(config_.ports, 0) {
+  const uint64_t width = config_.port_bytes_per_cycle;
+  if ((width & (width - 1)) == 0) port_shift_ = __builtin_ctzll(width);
 }
 
 std::optional<std::string> Scratchpad::check_fits(uint64_t bytes, const std::string& what) const {

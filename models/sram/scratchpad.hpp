@@ -4,6 +4,7 @@
 // buffers; this block knows whether a tile fits, how long a port takes to move bytes, books
 // ports first come first served, and counts the bytes read and written (for energy).
 // Time: ps are SystemC ps, 1000 per core cycle; ports move `port_bytes_per_cycle` per cycle.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,10 +36,25 @@ class Scratchpad {
   uint64_t capacity_bytes() const { return config_.capacity_bytes; }
 
   // Cycles one port needs for `bytes` (rounded up to whole cycles; 0 for 0 bytes).
-  uint64_t transfer_cycles(uint64_t bytes) const;
-  // Books the port that frees first for `bytes` from ready_ps on, counts them as read or
-  // written, and returns the time the transfer ends.
-  uint64_t access(bool write, uint64_t bytes, uint64_t ready_ps);
+  uint64_t transfer_cycles(uint64_t bytes) const {
+    const uint64_t width = config_.port_bytes_per_cycle;
+    return port_shift_ >= 0 ? (bytes + width - 1) >> port_shift_ : (bytes + width - 1) / width;
+  }
+  // Books the port that frees first (the first such) for `bytes` from ready_ps on, counts them
+  // as read or written, and returns the time the transfer ends. Inline: a DMA engine calls it
+  // for every HBM request (models/dma/dma_core.cpp).
+  uint64_t access(bool write, uint64_t bytes, uint64_t ready_ps) {
+    (write ? bytes_written_ : bytes_read_) += bytes;
+    if (bytes == 0) return ready_ps;
+    uint64_t* port = port_free_.data();
+    for (uint64_t *p = port + 1, *end = port_free_.data() + port_free_.size(); p != end; ++p)
+      if (*p < *port) port = p;
+    const uint64_t busy = transfer_cycles(bytes) * kPsPerCycle;
+    const uint64_t done = std::max(ready_ps, *port) + busy;
+    *port = done;
+    port_busy_ps_ += busy;
+    return done;
+  }
   // Counting without timing, for users that time the port themselves.
   void count_read(uint64_t bytes) { bytes_read_ += bytes; }
   void count_write(uint64_t bytes) { bytes_written_ += bytes; }
@@ -56,7 +72,10 @@ class Scratchpad {
   }
 
  private:
+  static constexpr uint64_t kPsPerCycle = 1000;  // models/common/clock.hpp: kTicksPerCycle
+
   ScratchpadConfig config_;
+  int port_shift_ = -1;  // log2 of the port width when it is a power of two
   std::vector<uint64_t> port_free_;
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;

@@ -7,6 +7,7 @@
 
 #include "models/common/clock.hpp"
 #include "models/common/error.hpp"
+#include "models/common/saturating.hpp"
 #include "models/mxu/dataflow.hpp"
 #include "sim/compile/detail.hpp"
 #include "sim/compile/tiled_internal.hpp"
@@ -14,15 +15,9 @@
 namespace systolic {
 namespace {
 
-// a * b, saturating at UINT64_MAX (an estimate only has to be past the limit).
-uint64_t times(uint64_t a, uint64_t b) {
-  uint64_t p = 0;
-  return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
-}
-uint64_t plus(uint64_t a, uint64_t b) {
-  uint64_t s = 0;
-  return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
-}
+// Saturating at UINT64_MAX: an estimate only has to be past the limit.
+constexpr auto times = saturating_mul;
+constexpr auto plus = saturating_add;
 
 }  // namespace
 

@@ -101,6 +101,11 @@ struct RowBlock {
 };
 std::vector<RowBlock> row_blocks(const Gemm& g, const EntryPlan& plan);
 
+// Cuts the GEMMs beside the collectives `overlap` decomposes (plan_overlap) into their row
+// blocks (plan_row_blocks).
+void cut_row_blocks(const ChipConfig& c, const Workload& w, const std::vector<OverlapPlan>& overlap,
+                    std::vector<EntryPlan>& plans);
+
 // ---------------------------------------------------------------------------------------------
 // HBM layout. Two transient regions, each as large as the largest input or output of an entry,
 // take the entries' activations in turn (an entry reads one and writes the other, which the next
@@ -261,13 +266,10 @@ class TiledCompiler {
         hbm_(layout_hbm(config, workload, plans_)),
         overlap_(plan_overlap(config, workload, chip)),
         feeds_reduce_(workload.gemms.size(), false) {
-    // The matmuls beside decomposed collectives, cut into row blocks.
-    for (size_t i = 0; i < overlap_.size(); ++i) {
-      if (!overlap_[i].decomposed) continue;
-      plan_row_blocks(config, workload.gemms[overlap_[i].gemm], overlap_[i].blocks, plans_[overlap_[i].gemm]);
-      if (workload.collectives[i].kind == CollectiveKind::reduce_scatter)
+    cut_row_blocks(config, workload, overlap_, plans_);
+    for (size_t i = 0; i < overlap_.size(); ++i)
+      if (overlap_[i].decomposed && workload.collectives[i].kind == CollectiveKind::reduce_scatter)
         feeds_reduce_[overlap_[i].gemm] = true;
-    }
   }
 
   Program run();

@@ -90,6 +90,12 @@ void plan_row_blocks(const ChipConfig& c, const Gemm& g, int64_t blocks, EntryPl
   plan.tiling.panel = g.k * g.n * widths_of(c, g).buf <= copies_of(c).weights ? g.n : 0;
 }
 
+void cut_row_blocks(const ChipConfig& c, const Workload& w, const std::vector<OverlapPlan>& overlap,
+                    std::vector<EntryPlan>& plans) {
+  for (const OverlapPlan& o : overlap)
+    if (o.decomposed) plan_row_blocks(c, w.gemms[o.gemm], o.blocks, plans[o.gemm]);
+}
+
 std::vector<RowBlock> row_blocks(const Gemm& g, const EntryPlan& plan) {
   const int64_t parts = std::max<int64_t>(1, plan.row_blocks), step = plan.tiling.m;
   std::vector<RowBlock> out;

@@ -94,6 +94,11 @@ std::vector<std::pair<std::string, Occurrence>> occurrences(const SharedWorkload
   std::map<std::pair<const Program*, size_t>, std::pair<std::vector<Interval>, std::vector<Interval>>> of;
   for (size_t i = 0; i < result.chip_count(); ++i) {
     const Program& p = *programs[i];
+    // A chip without collectives has none to add (and sorting its MXUs' busy intervals, one
+    // per matmul, was a few percent of a large single-chip run).
+    if (std::none_of(p.layers.begin(), p.layers.end(),
+                     [](const LayerInfo& l) { return l.kind == LayerKind::collective; }))
+      continue;
     auto [at, fresh] = of.try_emplace({&p, result.result_of[i]});
     if (fresh) at->second = {collective_spans(p, result.chip(i)), mxu_busy(result.chip(i))};
     const auto& [spans, busy] = at->second;

@@ -105,11 +105,15 @@ namespace {
 
 // True when running the batch in `grown` costs no more time than keeping the batch in `current`
 // and giving the next request its own step in `alone`: a request whose prompt would stretch the
-// batch to a much longer bucket waits for the next step instead.
+// batch to a much longer bucket waits for the next step instead. A lower bound on `grown`'s time
+// above the two settles it without `grown`'s cost, which the chip simulator would pay for in
+// seconds (the same answer: the cost is at least the bound).
 bool worth_growing(const Engine& engine, Shape current, Shape grown, Shape alone) {
   const StepCost& cost = engine.cost();
-  return cost.fixed(Phase::prefill, grown).seconds <=
-         cost.fixed(Phase::prefill, current).seconds + cost.fixed(Phase::prefill, alone).seconds;
+  const double apart =
+      cost.fixed(Phase::prefill, current).seconds + cost.fixed(Phase::prefill, alone).seconds;
+  return cost.fixed_seconds_at_least(Phase::prefill, grown) <= apart &&
+         cost.fixed(Phase::prefill, grown).seconds <= apart;
 }
 
 // Varlen prefill: the waiting requests in arrival order, as many as the widest bucket's batch.

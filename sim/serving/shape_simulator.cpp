@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/compile/mxu_bound.hpp"
 #include "sim/run/pipeline.hpp"
 
 namespace systolic {
@@ -68,6 +69,32 @@ const ShapeCost& ShapeSimulator::cost(packing::Phase phase, packing::Shape shape
   const serving::StepShape step{phase, shape};
   std::optional<ShapeCost> ahead = workers_ ? workers_->cost(step) : std::nullopt;
   return cache_.emplace(key, ahead ? *ahead : simulate(step)).first->second;
+}
+
+}  // namespace systolic
+
+namespace systolic {
+
+double ShapeSimulator::seconds_at_least(packing::Phase phase, packing::Shape shape) {
+  const auto key = std::make_tuple(static_cast<int>(phase), shape.batch, shape.length);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second.seconds;
+  if (auto it = bounds_.find(key); it != bounds_.end()) return it->second;
+  WorkloadOptions options = shape_options(phase, shape);
+  options.tp = tp_;
+  // The workloads run() compiles (sim/run/pipeline.cpp): one chip's, or each chip's of the
+  // replica, whose run lasts as long as its slowest chip's at least.
+  uint64_t cycles = 0;
+  if (config_.ici.topology == IciTopologyKind::none) {
+    cycles = mxu_cycles_lower_bound(config_, load_workload(model_, options));
+  } else {
+    const std::vector<Workload> chips = load_system_workloads(model_, options, config_.ici.build_topology());
+    for (size_t i = 0; i < chips.size(); ++i)
+      cycles = std::max(cycles, mxu_cycles_lower_bound(config_, chips[i], static_cast<int>(i)));
+  }
+  // As the report turns cycles into seconds (sim/report/report.cpp), so that the bound is no
+  // larger than the simulated seconds in floating point too.
+  const double seconds = static_cast<double>(cycles) / (config_.clock_mhz * 1e6);
+  return bounds_.emplace(key, seconds).first->second;
 }
 
 }  // namespace systolic

@@ -34,6 +34,10 @@ class ShapeSimulator {
   // the cache. Seconds and energy are the replica's (every chip of it); the attention share is
   // chip 0's, each chip holding an equal share of the heads.
   const ShapeCost& cost(packing::Phase phase, packing::Shape shape);
+  // A lower bound on cost(phase, shape).seconds: that cost when it is known, else the
+  // compiler's count of the busiest MXU's cycles at least (sim/compile/mxu_bound.hpp), which
+  // takes microseconds and neither compiles nor simulates the shape.
+  double seconds_at_least(packing::Phase phase, packing::Shape shape);
   // The shapes cost() was asked for (those simulated ahead that nothing asked for not counted).
   size_t simulated() const { return cache_.size(); }
 
@@ -44,6 +48,7 @@ class ShapeSimulator {
   std::string model_;
   int64_t tp_;
   std::map<std::tuple<int, int64_t, int64_t>, ShapeCost> cache_;
+  std::map<std::tuple<int, int64_t, int64_t>, double> bounds_;  // seconds_at_least of shapes not simulated
   std::unique_ptr<ShapeWorkers> workers_;
 };
 

@@ -35,6 +35,10 @@ StepCharge SimulatedStepCost::fixed(Phase phase, Shape shape) const {
   return {c.seconds, c.energy_pj};
 }
 
+double SimulatedStepCost::fixed_seconds_at_least(Phase phase, Shape shape) const {
+  return simulator_.seconds_at_least(phase, shape);
+}
+
 namespace {
 
 // The simulated shape `computed` scaled to the `useful` work (the header's rule).

@@ -36,6 +36,7 @@ class SimulatedStepCost : public StepCost {
   // Throws InputError for granule < 1 or max_lane < 0.
   SimulatedStepCost(ShapeSimulator& simulator, int64_t granule, int64_t max_lane = 0, Ladders ladders = {});
   StepCharge fixed(Phase phase, Shape shape) const override;
+  double fixed_seconds_at_least(Phase phase, Shape shape) const override;
   StepCharge varlen(Phase phase, const std::vector<int64_t>& lengths) const override;
   // The static shapes varlen steps are priced from when no step is longer than the ladders'
   // last lengths and a decode step holds at most `slots` tokens: [1, S] for each prefill length

@@ -38,6 +38,11 @@ class StepCost {
  public:
   virtual ~StepCost() = default;
   virtual StepCharge fixed(Phase phase, Shape shape) const = 0;
+  // A lower bound on fixed(phase, shape).seconds, for a question that a bound may settle
+  // without the cost itself (which the chip simulator pays for in seconds): fixed's by default.
+  virtual double fixed_seconds_at_least(Phase phase, Shape shape) const {
+    return fixed(phase, shape).seconds;
+  }
   // `lengths`: prefill: the prompt (chunk) length of each sequence; decode: the KV length each
   // new token attends to. Never empty.
   virtual StepCharge varlen(Phase phase, const std::vector<int64_t>& lengths) const = 0;

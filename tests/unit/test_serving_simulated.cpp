@@ -47,6 +47,26 @@ TEST_CASE("serving SimulatedStepCost: static steps are the simulated shapes, var
         "varlen granule: expected tokens >= 1 (the array tile), got 0");
 }
 
+// The bound a replay may settle a question with before simulating a shape (worth_growing: is a
+// wider prefill worth it): no simulation, and never above the cost once simulated.
+TEST_CASE("serving SimulatedStepCost: a shape's lower bound needs no simulation and holds", "[serving]") {
+  const ChipConfig chip = load_config(kRepo + "/configs/tpu-v5e.yaml");
+  for (const StepShape s : {StepShape{Phase::prefill, {1, 256}}, StepShape{Phase::prefill, {4, 1024}},
+                            StepShape{Phase::decode, {8, 1024}}}) {
+    ShapeSimulator sim(chip, kRepo + "/traces/models/gpt2.yaml");
+    const SimulatedStepCost cost(sim, kTile);
+    const double bound = cost.fixed_seconds_at_least(s.phase, s.shape);
+    CHECK(sim.simulated() == 0);
+    const double seconds = cost.fixed(s.phase, s.shape).seconds;
+    INFO(s.shape.batch << "x" << s.shape.length << ": bound " << bound << " s, simulated " << seconds
+                       << " s");
+    CHECK(bound > 0);
+    CHECK(bound <= seconds);
+    // Known, the shape's own cost.
+    CHECK(cost.fixed_seconds_at_least(s.phase, s.shape) == seconds);
+  }
+}
+
 // One request through static on the simulator: its time is one prefill step and
 // (output - 1) decode steps of the shapes it ran in, as simulated.
 TEST_CASE("serving on the simulator: a lone request costs its simulated steps", "[serving]") {
