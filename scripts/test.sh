@@ -3,7 +3,7 @@
 # sanitizer step (scripts/check.sh: the CLI and the readers' C++ tests built with ASan + UBSan in
 # build-asan/, run with the shipped examples and the bad-input corpus;
 # docs/reliability.md, "Sanitizers"). SYSTOLIC_SANITIZERS=0 skips that step (it is the one that
-# needs clang and a second build: ~5 of the suite's 13-14 minutes cold on 2 cores,
+# needs clang and a second build: ~5 of the suite's 11-12 minutes cold on 2 cores,
 # docs/reliability.md, "Suite time").
 source "$(dirname "$0")/common.sh"
 ensure_packages "${DEBIAN_PACKAGES[@]}"
