@@ -19,7 +19,7 @@ std::optional<ConfigIssue> DmaConfig::validate() const {
 
 DmaCore::DmaCore(HbmCore& hbm, std::vector<Scratchpad*> scratchpads, const DmaConfig& config)
     : hbm_(hbm), scratchpads_(std::move(scratchpads)), config_(config) {
-  if (auto bad = config_.validate()) throw std::invalid_argument(bad->message());
+  validated(config_);
   const HbmConfig& h = hbm_.config();
   request_bytes_ = config_.request_bytes ? config_.request_bytes : h.chunk_bytes;
   if (request_bytes_ % h.burst_bytes() != 0)

@@ -7,15 +7,6 @@
 #include <stdexcept>
 
 namespace systolic {
-namespace {
-
-const HbmConfig& checked(const HbmConfig& c) {
-  if (auto bad = c.validate()) throw std::invalid_argument("hbm." + bad->message());
-  return c;
-}
-
-}  // namespace
-
 HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0) {
   if (pow2)
     while ((uint64_t{1} << shift) < v) ++shift;
@@ -25,7 +16,7 @@ HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0)
 }
 
 HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timing)
-    : config_(checked(config)), timing_mode_(timing), ps_per_ns_(core_clock_mhz) {
+    : config_(validated(config, "hbm.")), timing_mode_(timing), ps_per_ns_(core_clock_mhz) {
   if (!(core_clock_mhz > 0)) throw std::invalid_argument("hbm: core clock must be > 0 MHz");
   t_rcd_ = ns_to_ps(config_.t_rcd_ns);
   t_rp_ = ns_to_ps(config_.t_rp_ns);

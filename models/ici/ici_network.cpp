@@ -5,15 +5,8 @@
 #include <stdexcept>
 
 namespace systolic {
-namespace {
-const IciConfig& checked(const IciConfig& c) {
-  if (auto bad = c.validate()) throw std::invalid_argument("ici." + bad->field + ": expected " + bad->expected);
-  return c;
-}
-}  // namespace
-
 IciNetwork::IciNetwork(const IciConfig& config, double core_clock_mhz)
-    : config_(checked(config)),
+    : config_(validated(config, "ici.")),
       topology_(config_.build_topology()),
       ps_per_ns_(core_clock_mhz),
       ps_per_byte_(core_clock_mhz / config_.link_gbps),  // ps per ns / bytes per ns

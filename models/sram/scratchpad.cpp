@@ -6,14 +6,6 @@
 #include <stdexcept>
 
 namespace systolic {
-namespace {
-
-const ScratchpadConfig& checked(const ScratchpadConfig& c) {
-  if (auto bad = c.validate()) throw std::invalid_argument(bad->message());
-  return c;
-}
-
-}  // namespace
 
 std::string format_bytes(uint64_t bytes) {
   static const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -44,7 +36,7 @@ std::optional<ConfigIssue> ScratchpadConfig::validate() const {
 }
 
 Scratchpad::Scratchpad(const ScratchpadConfig& config)
-    : config_(checked(config)), port_free_(config_.ports, 0) {
+    : config_(validated(config)), port_free_(config_.ports, 0) {
   const uint64_t width = config_.port_bytes_per_cycle;
   if ((width & (width - 1)) == 0) port_shift_ = __builtin_ctzll(width);
 }

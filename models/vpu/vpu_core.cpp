@@ -63,7 +63,7 @@ VectorCost vector_cost(const VpuConfig& config, VectorKind kind) {
 }
 
 uint64_t vpu_vreg_ops(const VpuConfig& config, VectorKind kind, uint64_t rows, uint64_t cols) {
-  if (auto bad = config.validate()) throw std::invalid_argument(bad->message());
+  validated(config);
   if (rows == 0 || cols == 0) return 0;
   const VectorCost c = vector_cost(config, kind);
   using u128 = unsigned __int128;

@@ -6,13 +6,6 @@
 
 namespace systolic {
 
-namespace {
-const VpuConfig& validated(const VpuConfig& config) {
-  if (auto bad = config.validate()) throw std::invalid_argument(bad->message());
-  return config;
-}
-}  // namespace
-
 VpuEngine::VpuEngine(const sc_core::sc_module_name& name, EngineId id,
                      InstructionStream stream, SemaphoreBank& semaphores,
                      const VpuConfig& config)

@@ -47,6 +47,7 @@ SITES = {
     ("models/area/pe_area.cpp", "pe_um2_at_45nm"): "guarded: mxu.dtype takes only MXU types",
     ("models/common/clock.hpp", "simulated-time range"):
         "guarded: compile's check_cycle_range, and check_matmul_cycle_range for a trace (budget.cpp)",
+    ("models/common/config_issue.hpp", "validate()"): CONFIG_VALIDATE,
     ("models/common/names.hpp", "name_table"): "invariant: a name table out of enum order, found at start-up",
     ("models/common/registry.hpp", "registered twice"): "invariant: two implementations of one name, at start-up",
     ("models/engine/wake_order.cpp", "a wait must end after now"):
@@ -61,19 +62,16 @@ SITES = {
         "invariant: shard_mesh puts each chip in the groups of its own mesh place",
     ("sim/compile/collective.cpp", "decomposed, but not a single ring"):
         "invariant: plan_overlap decomposes only what its algorithm lowers as one ring phase",
-    ("models/dma/dma_core.cpp", "config_.validate()"): CONFIG_VALIDATE,
     ("models/dma/dma_core.cpp", "throw std::invalid_argument(fmt::format("):
         "guarded: schema.cpp refuses dma.request_bytes that is not a multiple of the burst",
     ("models/dma/dma_core.cpp", "start() before"): "invariant: the DMA engine issues one descriptor at a time",
     ("models/dma/dma_core.cpp", "check(d)"):
         "guarded: the trace reader checks every DMA against the chip's memories ('outside memory')",
     ("models/dma/dma_engine.cpp", "only executes DMA"): ENGINE_STREAM,
-    ("models/hbm/hbm_core.cpp", "hbm.\" + bad"): CONFIG_VALIDATE,
     ("models/hbm/hbm_core.cpp", "core clock"): "guarded: clock_mhz is in [1, 100000]",
     ("models/hbm/hbm_core.cpp", "past the capacity"):
         "guarded: compile refuses a workload past the HBM; the trace reader a DMA outside memory",
     ("models/ici/ici_engine.cpp", "only executes send"): ENGINE_STREAM,
-    ("models/ici/ici_network.cpp", "c.validate()"): CONFIG_VALIDATE,
     ("models/ici/topology.cpp", "at least one chip"): "guarded: ici.dims is in [1, 4096] per dimension",
     ("models/mxu/dataflow.cpp", "dim_of"): "invariant: a switch over every GemmDim (-Werror=switch)",
     ("models/mxu/dataflow.cpp", "std::logic_error(\"dataflow \""):
@@ -88,13 +86,10 @@ SITES = {
     ("models/mxu/mxu_timing.cpp", "__builtin_add_overflow"):
         "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
     ("models/mxu/pe_grid.cpp", "at least 1x1"): "guarded: mxu.rows and mxu.cols are in [1, 65536]",
-    ("models/sram/scratchpad.cpp", "c.validate()"): CONFIG_VALIDATE,
     ("models/vpu/vpu_core.cpp", "unknown vector kind"): "invariant: a switch over every VectorKind (-Werror=switch)",
-    ("models/vpu/vpu_core.cpp", "config.validate()"): CONFIG_VALIDATE,
     ("models/vpu/vpu_core.cpp", "exceeds 64 bits"):
         "guarded: readers keep rows x cols x repeat within 63 bits (trace: 'overflows 63 bits')",
     ("models/vpu/vpu_core.cpp", "negative tensor size"): "guarded: no reader takes a sign on a size",
-    ("models/vpu/vpu_engine.cpp", "config.validate()"): CONFIG_VALIDATE,
     ("models/vpu/vpu_engine.cpp", "catch (const std::exception"):
         "converted: VpuEngine::check turns vpu_cycles' exception into the message the trace reader reports",
     ("models/vpu/vpu_engine.cpp", "check(op)"): "guarded: the trace reader runs the same VpuEngine::check per op",
