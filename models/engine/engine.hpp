@@ -34,7 +34,7 @@ class Engine : public sc_core::sc_module {
          SemaphoreBank& semaphores);
 
   EngineId id() const { return id_; }
-  const std::vector<Instruction>& stream() const { return stream_.vector(); }
+  const InstructionStream& stream() const { return stream_; }
   const std::vector<InstrRecord>& records() const { return records_; }
   bool finished() const { return records_.size() == stream().size(); }
   // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".

@@ -1,6 +1,8 @@
 #include "models/isa/program.hpp"
 
+#include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <utility>
 
 namespace systolic {
@@ -37,20 +39,42 @@ bool LayerInfo::operator==(const LayerInfo& o) const {
          useful_macs == o.useful_macs && source == o.source && kind == o.kind;
 }
 
-InstructionList::InstructionList(std::vector<Instruction> instructions) {
-  if (!instructions.empty()) data_ = std::make_shared<std::vector<Instruction>>(std::move(instructions));
+InstructionList::InstructionList(const std::vector<Instruction>& instructions) {
+  for (const Instruction& i : instructions) push_back(i);
 }
 
-const std::vector<Instruction>& InstructionList::vector() const {
-  static const std::vector<Instruction> none;
-  return data_ ? *data_ : none;
+InstructionList::InstructionList(std::initializer_list<Instruction> instructions) {
+  for (const Instruction& i : instructions) push_back(i);
 }
 
-std::vector<Instruction>& InstructionList::own() {
+const Instruction& InstructionList::at(size_t i) const {
+  if (i >= size()) throw std::out_of_range("instruction list: index past the end");
+  return (*this)[i];
+}
+
+std::vector<Instruction> InstructionList::to_vector() const {
+  return std::vector<Instruction>(begin(), end());
+}
+
+void InstructionList::push_back(Instruction i) {
+  Blocks& b = own();
+  if ((b.size & (kBlock - 1)) == 0) {
+    b.blocks.emplace_back();
+    b.blocks.back().reserve(kBlock);
+  }
+  b.blocks.back().push_back(std::move(i));
+  ++b.size;
+}
+
+bool InstructionList::operator==(const InstructionList& o) const {
+  return shares(o) || (size() == o.size() && std::equal(begin(), end(), o.begin()));
+}
+
+InstructionList::Blocks& InstructionList::own() {
   if (!data_)
-    data_ = std::make_shared<std::vector<Instruction>>();
+    data_ = std::make_shared<Blocks>();
   else if (data_.use_count() > 1)
-    data_ = std::make_shared<std::vector<Instruction>>(*data_);
+    data_ = std::make_shared<Blocks>(*data_);  // a copy's last block grows as a vector does
   return *data_;
 }
 

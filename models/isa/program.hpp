@@ -3,8 +3,10 @@
 // monotonic semaphores (a wait blocks until a counter reaches a threshold; a signal adds one
 // when the instruction completes), plus the layer table statistics are attributed to.
 // The compiler produces programs; the compiled-trace text format is their serialisation.
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,36 +131,102 @@ struct Instruction {
 
 // An engine's instructions. Copies share one list until one of them is changed (copy on
 // write), so the chips of a system whose streams are equal hold them once (compile_system
-// shares them) and an engine reads its program's stream without a copy. Reading is the
-// vector's; changing is appending (all the compiler and the trace reader do).
+// shares them) and an engine reads its program's stream without a copy. Reading is by index
+// or iterator; changing is appending (all the compiler and the trace reader do).
+// The list is held in blocks of kBlock instructions that never move: a program of millions of
+// instructions grows without copying itself and without a vector's spare capacity (up to
+// half again its size), so its peak memory is its size (docs/performance.md, "Memory allocator").
 class InstructionList {
  public:
+  static constexpr size_t kBlockShift = 12;
+  static constexpr size_t kBlock = size_t{1} << kBlockShift;  // instructions per block (~0.9 MB)
+  class const_iterator;
   using value_type = Instruction;
-  using const_iterator = std::vector<Instruction>::const_iterator;
   InstructionList() = default;
-  InstructionList(std::vector<Instruction> instructions);  // NOLINT(google-explicit-constructor)
-  InstructionList(std::initializer_list<Instruction> instructions)
-      : InstructionList(std::vector<Instruction>(instructions)) {}
+  InstructionList(const std::vector<Instruction>& instructions);  // NOLINT(google-explicit-constructor)
+  InstructionList(std::initializer_list<Instruction> instructions);
 
-  const std::vector<Instruction>& vector() const;
-  size_t size() const { return data_ ? data_->size() : 0; }
+  size_t size() const { return data_ ? data_->size : 0; }
   bool empty() const { return size() == 0; }
-  const Instruction& operator[](size_t i) const { return (*data_)[i]; }
-  const Instruction& at(size_t i) const { return vector().at(i); }
-  const Instruction& back() const { return data_->back(); }
-  const_iterator begin() const { return vector().begin(); }
-  const_iterator end() const { return vector().end(); }
-  void push_back(Instruction i) { own().push_back(std::move(i)); }
-  void reserve(size_t n) { own().reserve(n); }
+  const Instruction& operator[](size_t i) const { return data_->blocks[i >> kBlockShift][i & (kBlock - 1)]; }
+  const Instruction& at(size_t i) const;  // throws std::out_of_range past the end
+  const Instruction& back() const { return (*this)[size() - 1]; }
+  const_iterator begin() const;
+  const_iterator end() const;
+  std::vector<Instruction> to_vector() const;  // a copy, to edit
+  void push_back(Instruction i);
   // Whether the two hold one list (not merely equal ones).
   bool shares(const InstructionList& o) const { return data_ == o.data_; }
-  bool operator==(const InstructionList& o) const { return shares(o) || vector() == o.vector(); }
+  bool operator==(const InstructionList& o) const;
   bool operator!=(const InstructionList& o) const { return !(*this == o); }
 
  private:
-  std::vector<Instruction>& own();                  // this copy's own list, copied first if another shares it
-  std::shared_ptr<std::vector<Instruction>> data_;  // null: empty
+  struct Blocks {
+    std::vector<std::vector<Instruction>> blocks;  // each reserved to kBlock, never grown past it
+    size_t size = 0;
+  };
+  Blocks& own();                  // this copy's own list, copied first if another shares it
+  std::shared_ptr<Blocks> data_;  // null: empty
 };
+
+class InstructionList::const_iterator {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = Instruction;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const Instruction*;
+  using reference = const Instruction&;
+  const_iterator() = default;
+  const_iterator(const InstructionList* list, size_t i) : list_(list), i_(i) {}
+  reference operator*() const { return (*list_)[i_]; }
+  pointer operator->() const { return &(*list_)[i_]; }
+  reference operator[](difference_type n) const { return (*list_)[i_ + static_cast<size_t>(n)]; }
+  const_iterator& operator++() {
+    ++i_;
+    return *this;
+  }
+  const_iterator operator++(int) {
+    const_iterator old = *this;
+    ++i_;
+    return old;
+  }
+  const_iterator& operator--() {
+    --i_;
+    return *this;
+  }
+  const_iterator operator--(int) {
+    const_iterator old = *this;
+    --i_;
+    return old;
+  }
+  const_iterator& operator+=(difference_type n) {
+    i_ += static_cast<size_t>(n);
+    return *this;
+  }
+  const_iterator& operator-=(difference_type n) {
+    i_ -= static_cast<size_t>(n);
+    return *this;
+  }
+  friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+  friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+  friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+  friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+    return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+  }
+  friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.i_ == b.i_; }
+  friend bool operator!=(const const_iterator& a, const const_iterator& b) { return a.i_ != b.i_; }
+  friend bool operator<(const const_iterator& a, const const_iterator& b) { return a.i_ < b.i_; }
+  friend bool operator>(const const_iterator& a, const const_iterator& b) { return a.i_ > b.i_; }
+  friend bool operator<=(const const_iterator& a, const const_iterator& b) { return a.i_ <= b.i_; }
+  friend bool operator>=(const const_iterator& a, const const_iterator& b) { return a.i_ >= b.i_; }
+
+ private:
+  const InstructionList* list_ = nullptr;
+  size_t i_ = 0;
+};
+
+inline InstructionList::const_iterator InstructionList::begin() const { return {this, 0}; }
+inline InstructionList::const_iterator InstructionList::end() const { return {this, size()}; }
 
 struct Stream {
   EngineId engine;

@@ -43,7 +43,7 @@ void TiledCompiler::block_stored(const GemmTiles& at, Producer& produced) {
 // Returns where each step's additions now sit.
 std::vector<std::pair<size_t, size_t>> TiledCompiler::interleave_adds(size_t from) {
   InstructionList& stream = emit_.stream(EngineKind::vpu, 0).instructions;
-  std::vector<Instruction> v = stream.vector();  // the list is shared copy-on-write: edit a copy
+  std::vector<Instruction> v = stream.to_vector();  // the list is shared copy-on-write: edit a copy
   std::vector<Instruction> adds(std::make_move_iterator(v.begin() + static_cast<std::ptrdiff_t>(from)),
                                 std::make_move_iterator(v.end()));
   v.resize(from);

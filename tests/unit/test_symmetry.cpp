@@ -87,7 +87,7 @@ std::vector<Program> with_shifted_writes(const ChipConfig& c, int chip) {
     out.push_back(*p);
   for (Stream& s : out[static_cast<size_t>(chip)].streams) {
     if (s.engine.kind != EngineKind::ici) continue;
-    std::vector<Instruction> moved = s.instructions.vector();
+    std::vector<Instruction> moved = s.instructions.to_vector();
     for (Instruction& i : moved)
       for (IciCopy& m : std::get<IciOp>(i.op).copies) m.dst_addr += 4352;
     s.instructions = std::move(moved);
