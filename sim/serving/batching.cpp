@@ -32,6 +32,17 @@ std::vector<StepShape> prefill_and_decode(const packing::BucketSet& buckets, boo
   return out;
 }
 
+std::vector<StepShape> grown_on_demand(std::vector<StepShape> shapes, const packing::BucketSet& buckets) {
+  // One lane of u tokens fits the first bucket with length >= u; that choice changes only
+  // where u passes a bucket's length, so those lengths give every bucket one prompt can take.
+  std::vector<Shape> alone;
+  for (const packing::Bucket& b : buckets.prefill)
+    if (const std::optional<Shape> s = smallest_fit(buckets.prefill, 1, b.shape.length)) alone.push_back(*s);
+  for (StepShape& s : shapes)
+    s.on_demand = s.phase == Phase::prefill && std::find(alone.begin(), alone.end(), s.shape) == alone.end();
+  return shapes;
+}
+
 SlotPool::SlotPool(int64_t slots, int64_t first) {
   for (int64_t s = first + slots - 1; s >= first; --s) free_.push_back(s);
 }

@@ -19,6 +19,9 @@ int64_t widest_batch(const std::vector<packing::Bucket>& buckets);
 // Every prefill bucket of `buckets`, then its decode buckets: all of them, or only the last
 // (the [B slots, L] shape continuous batching runs).
 std::vector<StepShape> prefill_and_decode(const packing::BucketSet& buckets, bool every_decode);
+// Marks on_demand the prefill shapes no single prompt is laid in (smallest_fit of one lane never
+// picks them): select_prefill grows a batch into one only when worth_growing lets it.
+std::vector<StepShape> grown_on_demand(std::vector<StepShape> shapes, const packing::BucketSet& buckets);
 // The longest prompt a static-shape scheduler prefills: the longest S, or with
 // compile_new_shapes the model's context (0: no limit).
 int64_t prefill_limit(const ServeOptions& options);

@@ -23,15 +23,18 @@ ShapeSimulator::~ShapeSimulator() = default;
 
 namespace {
 
-// Largest first (prefill before decode, then by attention cells and tokens), so that the
-// longest simulations start first and the last to finish is a short one.
-bool larger(const serving::StepShape& a, const serving::StepShape& b) {
+// The order workers take the shapes in: the ones a replay surely asks for largest first
+// (prefill before decode, then by attention cells and tokens), so that the longest simulations
+// start first and the last to finish is a short one; then the on-demand ones smallest first,
+// the likeliest to be asked for (and the cheapest to have simulated for nothing) before the rest.
+bool before(const serving::StepShape& a, const serving::StepShape& b) {
+  if (a.on_demand != b.on_demand) return b.on_demand;
   const serving::StepWork x = serving::fixed_work(a.phase, a.shape),
                           y = serving::fixed_work(b.phase, b.shape);
   const auto key = [](const serving::StepShape& s, const serving::StepWork& w) {
     return std::make_tuple(s.phase == packing::Phase::prefill, w.cells, w.tokens, s.shape.batch);
   };
-  return key(a, x) > key(b, y);
+  return a.on_demand ? key(a, x) < key(b, y) : key(a, x) > key(b, y);
 }
 
 }  // namespace
@@ -39,9 +42,14 @@ bool larger(const serving::StepShape& a, const serving::StepShape& b) {
 void ShapeSimulator::ahead(std::vector<serving::StepShape> shapes, int jobs) {
   if (jobs <= 1 || workers_) return;
   std::vector<serving::StepShape> unique;
-  for (const serving::StepShape& s : shapes)
-    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
-  std::stable_sort(unique.begin(), unique.end(), larger);
+  for (const serving::StepShape& s : shapes) {
+    const auto it = std::find(unique.begin(), unique.end(), s);
+    if (it == unique.end())
+      unique.push_back(s);
+    else
+      it->on_demand = it->on_demand && s.on_demand;  // another scheduler or baseline surely runs it
+  }
+  std::stable_sort(unique.begin(), unique.end(), before);
   workers_ = std::make_unique<ShapeWorkers>(std::move(unique), jobs - 1,
                                             [this](const serving::StepShape& s) { return simulate(s); });
 }

@@ -114,11 +114,12 @@ bool ShapeWorkers::worker_gone(pid_t pid) {
 }
 
 // Rather than idle while a worker simulates slot i, this process simulates the next shape
-// nobody has taken; with none left, it sleeps until a worker finishes one (or a moment passes).
+// nobody has taken that the replay surely asks for (not an on-demand one, which it may never
+// want); with none left, it sleeps until a worker finishes one (or a moment passes).
 void ShapeWorkers::wait_for_worker(size_t i) {
   const pid_t me = getpid();
   for (size_t j = 0; j < shapes_.size(); ++j)
-    if (j != i && take(j, me)) {
+    if (j != i && !shapes_[j].on_demand && take(j, me)) {
       run_here(j);
       return;
     }

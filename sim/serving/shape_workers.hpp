@@ -41,7 +41,8 @@ class ShapeWorkers {
 
   // The cost of `shape` when it is one of the shapes: a worker's result (waited for), or
   // simulated here when no worker has it (while waiting for a worker, this process simulates
-  // the next shape nobody has taken). nullopt when it is not one of the shapes.
+  // the next shape nobody has taken, on-demand ones left to the workers). nullopt when it is not one of the
+  // shapes.
   std::optional<ShapeCost> cost(const serving::StepShape& shape);
 
  private:

@@ -26,6 +26,11 @@ using packing::Shape;
 struct StepShape {
   Phase phase = Phase::prefill;
   Shape shape;
+  // For the shapes a scheduler lists ahead (Scheduler::shapes): a step runs in it only when a
+  // lower bound of its cost says that growing a batch into it may pay (continuous batching's
+  // larger prefill buckets, worth_growing in batching.cpp), so a replay may never ask for it.
+  // Simulated ahead after every other shape (ShapeSimulator::ahead). Not part of ==.
+  bool on_demand = false;
   bool operator==(const StepShape& o) const { return phase == o.phase && shape == o.shape; }
 };
 

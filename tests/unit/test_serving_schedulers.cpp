@@ -244,3 +244,30 @@ TEST_CASE("serving: the KV budget limits how many requests decode at once", "[se
 }
 
 }  // namespace test_serving_schedulers
+
+namespace test_serving_schedulers {
+
+// llama3-8k's prefill ladder: one prompt of up to 8192 tokens is laid in a [1, S] bucket, so
+// continuous batching reaches [2, 8192] and [4, 8192] only by growing a batch (worth_growing),
+// and ShapeSimulator::ahead leaves them for last; the static scheduler fills them and runs them.
+TEST_CASE("serving: the prefill buckets only a grown batch reaches are simulated on demand", "[serving]") {
+  const packing::BucketSet set = packing::make_bucket_set(
+      {{1, 512}, {1, 1024}, {1, 2048}, {1, 4096}, {1, 8192}, {2, 8192}, {4, 8192}}, {{16, 2048}, {4, 8192}});
+  ServeOptions options;
+  options.buckets = set;
+  const auto on_demand = [&](const char* scheduler) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const StepShape& s : schedulers().get(scheduler, "--scheduler").shapes(options))
+      if (s.on_demand) out.emplace_back(s.shape.batch, s.shape.length);
+    return out;
+  };
+  const std::vector<std::pair<int64_t, int64_t>> grown = {{2, 8192}, {4, 8192}};
+  CHECK(on_demand("continuous") == grown);
+  CHECK(on_demand("disaggregated") == grown);
+  CHECK(on_demand("static").empty());
+  // A set whose narrowest bucket of a length is wider than one lane: one prompt takes it.
+  options.buckets = packing::make_bucket_set({{2, 512}, {4, 512}, {2, 1024}}, {{4, 1024}});
+  CHECK(on_demand("continuous") == std::vector<std::pair<int64_t, int64_t>>{{4, 512}});
+}
+
+}  // namespace test_serving_schedulers

@@ -17,7 +17,7 @@ class ContinuousBatching : public Scheduler {
     run_continuous(engine, options, Shapes::fixed);
   }
   std::vector<StepShape> shapes(const ServeOptions& options) const override {
-    return prefill_and_decode(options.buckets, false);
+    return grown_on_demand(prefill_and_decode(options.buckets, false), options.buckets);
   }
 };
 

@@ -186,7 +186,7 @@ class Disaggregated : public Scheduler {
 
   int64_t kv_pools(const ServeOptions& options) const override { return options.decode_chips; }
   std::vector<StepShape> shapes(const ServeOptions& options) const override {
-    return prefill_and_decode(options.buckets, false);
+    return grown_on_demand(prefill_and_decode(options.buckets, false), options.buckets);
   }
 
  private:
