@@ -135,6 +135,12 @@ TEST_CASE("Mesh placement: whole torus lines where the degrees allow, tp, then p
   const MeshLayout dp_y = layout("tp=4,dp=4@y", {4, 4});
   CHECK(dp_y.factors(MeshAxis::tp) == F{4, 1});
   CHECK(dp_y.factors(MeshAxis::dp) == F{1, 4});
+  // tp=8@z on 8x8x16 is half of z, no whole line: the tiling's blocks (the default before whole
+  // lines), each stage a 1x4x16: tp z's first 8, dp 4 of y by the rest of z, pp the rest.
+  const MeshLayout blocks = layout("tp=8@z,dp=8@yz,pp=16", {8, 8, 16});
+  CHECK(blocks.factors(MeshAxis::tp) == F{1, 1, 8});
+  CHECK(blocks.factors(MeshAxis::dp) == F{1, 4, 2});
+  CHECK(blocks.factors(MeshAxis::pp) == F{8, 2, 1});
 }
 
 TEST_CASE("Meshes that do not fit the system or the model are refused naming --mesh", "[mesh]") {
