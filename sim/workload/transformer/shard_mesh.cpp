@@ -44,45 +44,51 @@ std::vector<size_t> torus_axes_of(const std::string& text, const std::string& ke
   return axes;
 }
 
+using AxisDims = std::array<std::vector<size_t>, kMeshAxes>;  // per mesh axis: torus dimensions
+
+// Whether `taken` (each axis's whole torus dimensions, in order) gives every axis its degree and
+// every @ axis exactly the dimensions it names (of those longer than one chip).
+bool fits_whole(const MeshSpec& spec, const std::vector<int64_t>& dims, const AxisDims& taken) {
+  for (size_t a = 0; a < kMeshAxes; ++a) {
+    int64_t product = 1;
+    for (size_t d : taken[a]) product *= dims[d];
+    if (product != spec.degree[a]) return false;
+    if (spec.torus_axes[a].empty()) continue;
+    std::vector<size_t> named;
+    for (size_t d : spec.torus_axes[a])
+      if (dims[d] > 1) named.push_back(d);
+    if (named != taken[a]) return false;
+  }
+  return true;
+}
+
 // Whole torus lines, the default placement (docs/interconnect.md, section 11): every dimension
 // longer than one chip goes whole to one axis, each axis's dimensions multiply to its degree (an
-// @ axis: exactly the ones it names). Of all such assignments, the one that gives tp the fewest
-// dimensions, then the lowest, then pp, then dp the same way: tp's rings the wrapped lines, a
-// pipeline's stages next to each other along its lines (dp sends nothing in a forward step).
-// nullopt when none exists, e.g. a degree that is no product of whole dimensions.
+// @ axis: exactly the ones it names). Of all such assignments (3^dimensions of them), the one
+// that gives tp the fewest dimensions, then the lowest, then pp, then dp the same way: tp's rings
+// the wrapped lines, a pipeline's stages next to each other along its lines (dp sends nothing in
+// a forward step). nullopt when none exists, e.g. a degree that is no product of whole
+// dimensions, or an @ axis the system does not have (the tiling names that error).
 std::optional<std::array<std::vector<int64_t>, kMeshAxes>> whole_lines(const MeshSpec& spec,
                                                                        const std::vector<int64_t>& dims) {
+  for (const auto& named : spec.torus_axes)
+    for (size_t d : named)
+      if (d >= dims.size()) return std::nullopt;
   std::vector<size_t> open;  // the dimensions to hand out
   for (size_t d = 0; d < dims.size(); ++d)
     if (dims[d] > 1) open.push_back(d);
   constexpr std::array<MeshAxis, kMeshAxes> kPreference{MeshAxis::tp, MeshAxis::pp, MeshAxis::dp};
   using Rank = std::vector<std::pair<size_t, std::vector<size_t>>>;  // per preferred axis: count, dims
   std::optional<Rank> best_rank;
-  std::array<std::vector<size_t>, kMeshAxes> best;
+  AxisDims best;
   std::vector<size_t> owner(open.size(), 0);  // owner[i]: the axis of open[i]; counts in base 3
   for (bool more = true; more;) {
-    std::array<std::vector<size_t>, kMeshAxes> taken;
-    std::array<int64_t, kMeshAxes> product{1, 1, 1};
-    for (size_t i = 0; i < open.size(); ++i) {
-      taken[owner[i]].push_back(open[i]);
-      product[owner[i]] *= dims[open[i]];
-    }
-    bool fits = product == spec.degree;
-    for (size_t a = 0; a < kMeshAxes && fits; ++a) {
-      if (spec.torus_axes[a].empty()) continue;
-      std::vector<size_t> named;
-      for (size_t d : spec.torus_axes[a]) {
-        if (d >= dims.size()) return std::nullopt;  // the tiling rule names the error
-        if (dims[d] > 1) named.push_back(d);
-      }
-      fits = named == taken[a];
-    }
-    if (fits) {
+    AxisDims taken;
+    for (size_t i = 0; i < open.size(); ++i) taken[owner[i]].push_back(open[i]);
+    if (fits_whole(spec, dims, taken)) {
       Rank rank;
-      for (MeshAxis a : kPreference) {
-        const auto& t = taken[static_cast<size_t>(a)];
-        rank.emplace_back(t.size(), t);
-      }
+      for (MeshAxis a : kPreference)
+        rank.emplace_back(taken[static_cast<size_t>(a)].size(), taken[static_cast<size_t>(a)]);
       if (!best_rank || rank < *best_rank) {
         best_rank = std::move(rank);
         best = taken;
