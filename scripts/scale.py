@@ -9,7 +9,8 @@ report's `simulation.chips_simulated` says how many chips each run simulated. Us
     /usr/bin/python3 scripts/scale.py [--systolic build/systolic] [--long]
 
 --long adds the slowest row, Llama-2-70B sharded dp=8,pp=16,tp=8 on tpu-v5p-1024 in the
-preset's placement (512 chips simulated). --every-chip runs only where they take minutes, not
+tiling's blocks (tp=8@z,dp=8@yz,pp=16, the default placement before whole torus lines; 512 chips
+simulated). --every-chip runs only where they take minutes, not
 hours.
 """
 import argparse
@@ -97,11 +98,11 @@ def main():
         sharded = ["-w", "traces/models/llama2-70b.yaml", "--weight-dtype", "int8"]
         case("Llama-2-70B prefill [2, 2048] int8 --mesh dp=2,pp=16,tp=8 (pipeline sends over 3 hops)", 256,
              V5P[2][1] + sharded + ["--bucket", "2x2048", "--mesh", "dp=2,pp=16,tp=8"])
-        case("Llama-2-70B prefill [8, 2048] int8 --mesh tp=8@x,dp=8@y,pp=16@z (whole torus lines)", 1024,
-             V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "tp=8@x,dp=8@y,pp=16@z"])
+        case("Llama-2-70B prefill [8, 2048] int8 --mesh dp=8,pp=16,tp=8 (on whole torus lines, the default)", 1024,
+             V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "dp=8,pp=16,tp=8"])
         if a.long:
-            case("Llama-2-70B prefill [8, 2048] int8 --mesh dp=8,pp=16,tp=8 (the preset's placement)", 1024,
-                 V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "dp=8,pp=16,tp=8"])
+            case("the same in the tiling's blocks, --mesh tp=8@z,dp=8@yz,pp=16 (the default before)", 1024,
+                 V5P[3][1] + sharded + ["--bucket", "8x2048", "--mesh", "tp=8@z,dp=8@yz,pp=16"])
 
     perf_table.write_section(
         "scale", "scripts/scale.py",

@@ -109,6 +109,20 @@ def test_pipeline_bubble_matches_gpipe(systolic_bin, tmp_path):
         assert p["bubble_fraction"] == pytest.approx(3 / (m + 3), abs=0.015), m
 
 
+def test_the_default_placement_is_whole_torus_lines_where_the_degrees_allow(systolic_bin, tmp_path):
+    # pp=4,tp=2 on the 2x4: tp takes the x pair and pp the y line (docs/interconnect.md, section
+    # 11), the report of tp=2@x,pp=4@y but for the mesh's text; each stage one hop from the next.
+    model = model_with(tmp_path, "llama2-70b.yaml", layers=4, vocab=512)
+    args = ["-c", V5E, "--set", "memory.ideal=true", "-w", model, "--bucket", "4x64", "--micro-batches", 4]
+    default = run_report(*args, "--mesh", "pp=4,tp=2", outdir=tmp_path / "default")
+    lines = run_report(*args, "--mesh", "tp=2@x,pp=4@y", outdir=tmp_path / "lines")
+    axes = {a["name"]: a for a in default["mesh"]["axes"]}
+    assert (axes["tp"]["torus_axes"], axes["pp"]["torus_axes"]) == ("x", "y")
+    assert axes["pp"]["ring_of_chip0"] == {"chips": [0, 2, 4, 6], "max_hops": 1}
+    assert default["mesh"].pop("text") == "pp=4,tp=2" and lines["mesh"].pop("text") == "tp=2@x,pp=4@y"
+    assert default == lines
+
+
 def test_overlap_hides_tp_collectives_and_moves_the_same_bytes(systolic_bin, tmp_path):
     # Llama-2-70B TP8 on the v5e mesh, 1 x 2048 tokens, int8 weights: every all-gather before a
     # matmul and reduce-scatter after one is decomposed into 7 steps of the bidirectional ring.

@@ -45,7 +45,7 @@ uint64_t macs(const Lowered& l, int64_t first_layer = 0, int64_t end_layer = INT
 }  // namespace
 
 TEST_CASE("Mesh groups: tp takes neighbouring chips, dp strides over them, pp over both", "[mesh]") {
-  // 2x4 (chip = x + 2y). tp=4 takes the y axis (tiling_slice from the last axis): chips
+  // 2x4 (chip = x + 2y). tp=4 takes the y axis (the only whole line of 4): chips
   // {0, 2, 4, 6} and {1, 3, 5, 7}; dp=2 what is left, x.
   const MeshLayout a = layout("dp=2,tp=4", {2, 4}, false);
   CHECK(a.factors(MeshAxis::tp) == std::vector<int64_t>{1, 4});
@@ -61,8 +61,9 @@ TEST_CASE("Mesh groups: tp takes neighbouring chips, dp strides over them, pp ov
   CHECK(b.group(MeshAxis::tp, 4).members == std::vector<int>{4, 5});
   CHECK(b.group(MeshAxis::dp, 1).members == std::vector<int>{1, 3, 5, 7});
   CHECK(b.group(MeshAxis::dp, 1).wraps);
-  // 4x4x4 with tp=8, dp=4 on x, pp=2: tp is [1, 2, 4] (z whole, half of y), dp x, pp the rest
-  // of y. (Without @x, dp would take what is left of y first: [2, 2, 1].)
+  // 4x4x4 with tp=8, dp=4 on x, pp=2: no whole-line placement (8 is no product of 4s), so the
+  // tiling: tp is [1, 2, 4] (z whole, half of y), dp x, pp the rest of y. (Without @x, dp would
+  // take what is left of y first: [2, 2, 1].)
   const MeshLayout c = layout("tp=8,pp=2,dp=4@x", {4, 4, 4});
   CHECK(c.factors(MeshAxis::tp) == std::vector<int64_t>{1, 2, 4});
   CHECK(c.factors(MeshAxis::dp) == std::vector<int64_t>{4, 1, 1});
@@ -78,10 +79,68 @@ TEST_CASE("Mesh groups: tp takes neighbouring chips, dp strides over them, pp ov
     }
     CHECK(seen.size() == 64);
   }
-  // Experts fold over a stage's dp x tp chips, tp fastest: ep=4 on dp=2,tp=2 (2x2) is all four.
-  const MeshLayout d = layout("dp=2,tp=2,ep=4", {2, 2});
+  // Experts fold over a stage's dp x tp chips, tp fastest: ep=4 on dp=2,tp=2 (2x2, tp on y) is
+  // all four, tp's pair {0, 2} first.
+  const MeshLayout d = layout("dp=2,tp=2@y,ep=4", {2, 2});
   CHECK(d.expert_group(3).members == std::vector<int>{0, 2, 1, 3});
   CHECK(d.expert_rank(1) == 2);
+}
+
+TEST_CASE("Mesh placement: whole torus lines where the degrees allow, tp, then pp, then dp", "[mesh]") {
+  using F = std::vector<int64_t>;
+  // tpu-v5p-1024's 8x8x16: tp=8 takes x (x and y hold 8; the lower), pp=16 z, dp=8 y: the
+  // layout of tp=8@x,dp=8@y,pp=16@z, chip for chip. tp's ring is a wrapped line of x.
+  const MeshLayout v5p = layout("dp=8,pp=16,tp=8", {8, 8, 16});
+  CHECK(v5p.factors(MeshAxis::tp) == F{8, 1, 1});
+  CHECK(v5p.factors(MeshAxis::dp) == F{1, 8, 1});
+  CHECK(v5p.factors(MeshAxis::pp) == F{1, 1, 16});
+  CHECK(v5p.group(MeshAxis::tp, 0).members == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(v5p.group(MeshAxis::tp, 0).wraps);
+  CHECK(v5p.group(MeshAxis::pp, 9).members[1] == 9 + 64);  // the next stage: one hop along z
+  const MeshLayout lines = layout("tp=8@x,dp=8@y,pp=16@z", {8, 8, 16});
+  for (int chip = 0; chip < 1024; chip += 37)
+    for (MeshAxis axis : {MeshAxis::tp, MeshAxis::dp, MeshAxis::pp})
+      CHECK(v5p.group(axis, chip) == lines.group(axis, chip));
+  // 2x4: tp=4 takes y, dp=2 x, on a torus and on a mesh alike.
+  for (bool wraps : {true, false}) {
+    const MeshLayout m = layout("tp=4,dp=2", {2, 4}, wraps);
+    CHECK(m.factors(MeshAxis::tp) == F{1, 4});
+    CHECK(m.factors(MeshAxis::dp) == F{2, 1});
+  }
+  // 2x4 pp=4,tp=2: tp the x pair, pp the y line, its stages 0-2-4-6 one hop apart (the tiling
+  // gave tp half of y and pp stages 0-1-4-5, three hops from 1 to 4).
+  const MeshLayout pp4 = layout("pp=4,tp=2", {2, 4}, false);
+  CHECK(pp4.factors(MeshAxis::tp) == F{2, 1});
+  CHECK(pp4.group(MeshAxis::pp, 0).members == std::vector<int>{0, 2, 4, 6});
+  // The fewest dimensions first: 2x4x8 tp=8,dp=8 gives tp z alone, dp x and y together. pp
+  // chooses before dp: 4x4x4 tp=4,dp=4,pp=4 is tp x, pp y, dp z.
+  CHECK(layout("tp=8,dp=8", {2, 4, 8}).factors(MeshAxis::tp) == F{1, 1, 8});
+  CHECK(layout("tp=8,dp=8", {2, 4, 8}).factors(MeshAxis::dp) == F{2, 4, 1});
+  const MeshLayout cube = layout("tp=4,dp=4,pp=4", {4, 4, 4});
+  CHECK(cube.factors(MeshAxis::pp) == F{1, 4, 1});
+  CHECK(cube.factors(MeshAxis::dp) == F{1, 1, 4});
+  // No whole-line placement: 2x4 has no three lines of 2, so dp=2,pp=2,tp=2 keeps the tiling
+  // (tp half of y, dp the other half, pp x), which keeps pp's stages one hop apart.
+  const MeshLayout tiled = layout("dp=2,pp=2,tp=2", {2, 4});
+  CHECK(tiled.factors(MeshAxis::tp) == F{1, 2});
+  CHECK(tiled.factors(MeshAxis::dp) == F{1, 2});
+  CHECK(tiled.factors(MeshAxis::pp) == F{2, 1});
+  // An explicit @ wins: tp=8@y moves dp to x; tp=2@y (half a line) leaves the tiling on its @
+  // axes; dp=4@y with tp=4 now places (tp x, dp y) where the tiling gave tp y first and failed.
+  const MeshLayout at_y = layout("dp=8,pp=16,tp=8@y", {8, 8, 16});
+  CHECK(at_y.factors(MeshAxis::tp) == F{1, 8, 1});
+  CHECK(at_y.factors(MeshAxis::dp) == F{8, 1, 1});
+  CHECK(layout("tp=2@y,dp=4", {2, 4}).factors(MeshAxis::tp) == F{1, 2});
+  CHECK(layout("tp=2@y,dp=4", {2, 4}).factors(MeshAxis::dp) == F{2, 2});
+  const MeshLayout dp_y = layout("tp=4,dp=4@y", {4, 4});
+  CHECK(dp_y.factors(MeshAxis::tp) == F{4, 1});
+  CHECK(dp_y.factors(MeshAxis::dp) == F{1, 4});
+  // tp=8@z on 8x8x16 is half of z, no whole line: the tiling's blocks (the default before whole
+  // lines), each stage a 1x4x16: tp z's first 8, dp 4 of y by the rest of z, pp the rest.
+  const MeshLayout blocks = layout("tp=8@z,dp=8@yz,pp=16", {8, 8, 16});
+  CHECK(blocks.factors(MeshAxis::tp) == F{1, 1, 8});
+  CHECK(blocks.factors(MeshAxis::dp) == F{1, 4, 2});
+  CHECK(blocks.factors(MeshAxis::pp) == F{8, 2, 1});
 }
 
 TEST_CASE("Meshes that do not fit the system or the model are refused naming --mesh", "[mesh]") {

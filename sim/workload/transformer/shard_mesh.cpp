@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <utility>
 
 #include "models/common/error.hpp"
 #include "models/common/suggest.hpp"
@@ -40,6 +42,68 @@ std::vector<size_t> torus_axes_of(const std::string& text, const std::string& ke
   }
   std::sort(axes.begin(), axes.end());
   return axes;
+}
+
+using AxisDims = std::array<std::vector<size_t>, kMeshAxes>;  // per mesh axis: torus dimensions
+
+// Whether `taken` (each axis's whole torus dimensions, in order) gives every axis its degree and
+// every @ axis exactly the dimensions it names (of those longer than one chip).
+bool fits_whole(const MeshSpec& spec, const std::vector<int64_t>& dims, const AxisDims& taken) {
+  for (size_t a = 0; a < kMeshAxes; ++a) {
+    int64_t product = 1;
+    for (size_t d : taken[a]) product *= dims[d];
+    if (product != spec.degree[a]) return false;
+    if (spec.torus_axes[a].empty()) continue;
+    std::vector<size_t> named;
+    for (size_t d : spec.torus_axes[a])
+      if (dims[d] > 1) named.push_back(d);
+    if (named != taken[a]) return false;
+  }
+  return true;
+}
+
+// Whole torus lines, the default placement (docs/interconnect.md, section 11): every dimension
+// longer than one chip goes whole to one axis, each axis's dimensions multiply to its degree (an
+// @ axis: exactly the ones it names). Of all such assignments (3^dimensions of them), the one
+// that gives tp the fewest dimensions, then the lowest, then pp, then dp the same way: tp's rings
+// the wrapped lines, a pipeline's stages next to each other along its lines (dp sends nothing in
+// a forward step). nullopt when none exists, e.g. a degree that is no product of whole
+// dimensions, or an @ axis the system does not have (the tiling names that error).
+std::optional<std::array<std::vector<int64_t>, kMeshAxes>> whole_lines(const MeshSpec& spec,
+                                                                       const std::vector<int64_t>& dims) {
+  for (const auto& named : spec.torus_axes)
+    for (size_t d : named)
+      if (d >= dims.size()) return std::nullopt;
+  std::vector<size_t> open;  // the dimensions to hand out
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] > 1) open.push_back(d);
+  constexpr std::array<MeshAxis, kMeshAxes> kPreference{MeshAxis::tp, MeshAxis::pp, MeshAxis::dp};
+  using Rank = std::vector<std::pair<size_t, std::vector<size_t>>>;  // per preferred axis: count, dims
+  std::optional<Rank> best_rank;
+  AxisDims best;
+  std::vector<size_t> owner(open.size(), 0);  // owner[i]: the axis of open[i]; counts in base 3
+  for (bool more = true; more;) {
+    AxisDims taken;
+    for (size_t i = 0; i < open.size(); ++i) taken[owner[i]].push_back(open[i]);
+    if (fits_whole(spec, dims, taken)) {
+      Rank rank;
+      for (MeshAxis a : kPreference)
+        rank.emplace_back(taken[static_cast<size_t>(a)].size(), taken[static_cast<size_t>(a)]);
+      if (!best_rank || rank < *best_rank) {
+        best_rank = std::move(rank);
+        best = taken;
+      }
+    }
+    more = false;
+    for (size_t i = 0; i < owner.size() && !more; ++i) more = (owner[i] = (owner[i] + 1) % kMeshAxes) != 0;
+  }
+  if (!best_rank) return std::nullopt;
+  std::array<std::vector<int64_t>, kMeshAxes> factors;
+  for (size_t a = 0; a < kMeshAxes; ++a) {
+    factors[a].assign(dims.size(), 1);
+    for (size_t d : best[a]) factors[a][d] = dims[d];
+  }
+  return factors;
 }
 
 }  // namespace
@@ -91,6 +155,12 @@ MeshLayout::MeshLayout(MeshSpec spec, const Topology& system) : spec_(std::move(
         fmt::format("ep={} does not divide dp x tp = {}, the chips of a pipeline stage the experts "
                     "fold over (expected a divisor of it)",
                     spec_.ep, stage));
+  if (auto lines = whole_lines(spec_, dims)) {
+    factors_ = std::move(*lines);
+    return;
+  }
+  // No whole-line placement: each axis in turn, tp first, the sub-grid of its size that tiles
+  // what the axes before it left.
   std::vector<int64_t> left = dims;
   for (size_t a = 0; a < kMeshAxes; ++a) {
     for (size_t axis : spec_.torus_axes[a])

@@ -3,10 +3,13 @@
 // into tensor- (tp), data- (dp) and pipeline-parallel (pp) groups, tp x dp x pp = chips; the
 // routed experts of a MoE model fold over ep chips of a stage's dp x tp ones (Megatron-Core's
 // "MoE parallel folding"; DeepSeek-V3's own deployment is attention TP4 x DP8 with experts
-// EP32). Each axis takes a sub-grid of the torus that tiles what the axes before it left
-// (tiling_slice, as `pack --tp` carves replicas), tp first: a tp group is a block of
-// neighbouring chips, a dp group strides over the tp groups, a pp group over both. A degree
-// followed by "@" and torus axes ("tp=8@xy") keeps its groups on those axes.
+// EP32). Where the degrees allow, each axis takes whole torus dimensions (whole lines: tp's
+// rings wrap, a pipeline's stages sit one hop apart): of every assignment of the dimensions to
+// the axes whose sizes multiply to the degrees, the one giving tp the fewest and lowest, then
+// pp, then dp. Where none exists, each axis takes a sub-grid of the torus that tiles what the
+// axes before it left (tiling_slice, as `pack --tp` carves replicas), tp first: a tp group is a
+// block of neighbouring chips, a dp group strides over the tp groups, a pp group over both. A
+// degree followed by "@" and torus axes ("tp=8@xy") keeps its groups on those axes either way.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -41,8 +44,8 @@ MeshSpec parse_mesh(const std::string& text);
 class MeshLayout {
  public:
   // Throws InputError naming --mesh when tp x dp x pp is not the system's chip count, ep does
-  // not divide dp x tp, or an axis's groups do not tile what the axes before it left of the
-  // torus (on its @ axes).
+  // not divide dp x tp, or (with no whole-line placement) an axis's groups do not tile what the
+  // axes before it left of the torus (on its @ axes).
   MeshLayout(MeshSpec spec, const Topology& system);
 
   const MeshSpec& spec() const { return spec_; }
