@@ -89,12 +89,15 @@ def main():
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
           "--buckets", "traces/buckets/llama3-8k.yaml", "--buckets", "traces/buckets/llama3-coarse.yaml",
           "--policy", "ffd", "--window", "50", "--overflow", "split"], "< 60 s")
+    code_trace = ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
+                  "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+                  "--buckets", "traces/buckets/llama3-8k.yaml", "--policy", "ffd", "--window", "50",
+                  "--overflow", "split"]
     case("the shipped code trace (8,819 requests) through continuous on one v5e, llama3-8k: the serving "
          "replay, its dynamic baseline and the overload line",
-         ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
-          "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
-          "--buckets", "traces/buckets/llama3-8k.yaml", "--policy", "ffd", "--window", "50", "--overflow", "split"],
-         "< 10 s")
+         code_trace, "< 10 s")
+    case("the same with -j 1: the bucket shapes simulated in the replay's own process, one at a time",
+         code_trace + ["-j", "1"], "")
     case("capacity search on the shipped code trace: highest rate and fewest replicas, llama3-8k, continuous, "
          "SLO TTFT 10 s / TBT 0.25 s",
          ["capacity", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",

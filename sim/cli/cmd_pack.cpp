@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <memory>
 
 #include "models/common/error.hpp"
@@ -27,6 +30,19 @@ struct PackCliOptions {
 };
 
 using Files = std::vector<std::pair<std::string, std::string>>;
+
+// Each process holds one shape's program at a time (Llama-3-8B prefill [2, 8192]: 1 GB), so the
+// default stays at a few of them however many CPUs there are.
+constexpr int kMaxDefaultJobs = 4;
+
+// The CPUs this process may run on (its affinity: what taskset or a cpuset leaves it), at most
+// kMaxDefaultJobs.
+int default_jobs() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::clamp(CPU_COUNT(&set), 1, kMaxDefaultJobs);
+}
 
 void print_variants(const PackCliOptions& o, const ChipConfig& config,
                     const std::vector<PackOutput>& variants, const Files& files) {
@@ -79,11 +95,13 @@ void add_serving_options(CLI::App* cmd, PackRequest& r) {
                   "With --poisson: how many requests to draw (default: as many as the log has)");
   cmd->add_option("--seed", r.seed, "Seed of --poisson (default 1)");
   // The CLI runs nothing else in its process, so it may fork workers (the Python module may not).
-  // Default 1: on a shared 2-core machine the workers' fresh memory cost more than they saved
-  // (docs/serving.md, "Simulating the shapes").
+  // The output is the same bytes whatever N (docs/serving.md, "Simulating the shapes").
+  r.jobs = default_jobs();
   cmd->add_option("-j,--jobs", r.jobs,
-                  "Processes simulating the bucket shapes: N - 1 workers simulate the shapes the scheduler "
-                  "may run ahead of the replay (default 1: each shape when the replay first needs it)")
+                  fmt::format("Processes simulating the bucket shapes: N - 1 workers simulate the shapes the "
+                              "scheduler may run ahead of the replay; 1: each shape when the replay first "
+                              "needs it (default: the CPUs this process may use, at most {}, here {})",
+                              kMaxDefaultJobs, r.jobs))
       ->check(CLI::Range(1, 256));
   cmd->add_option(
       "--tp", r.tp,

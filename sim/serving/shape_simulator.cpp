@@ -23,18 +23,28 @@ ShapeSimulator::~ShapeSimulator() = default;
 
 namespace {
 
-// The order workers take the shapes in: the ones a replay surely asks for largest first
-// (prefill before decode, then by attention cells and tokens), so that the longest simulations
-// start first and the last to finish is a short one; then the on-demand ones smallest first,
-// the likeliest to be asked for (and the cheapest to have simulated for nothing) before the rest.
-bool before(const serving::StepShape& a, const serving::StepShape& b) {
-  if (a.on_demand != b.on_demand) return b.on_demand;
+// Which shapes workers take first. A batch grows one prompt, so at most one lane, at a time:
+// the narrowest on-demand bucket of a length is the one a growing batch meets first, and it is
+// taken with the shapes a replay surely asks for; the wider ones only after all of those.
+bool taken_late(const serving::StepShape& s, const std::vector<serving::StepShape>& all) {
+  if (!s.on_demand) return false;
+  return std::any_of(all.begin(), all.end(), [&](const serving::StepShape& o) {
+    return o.on_demand && o.phase == s.phase && o.shape.length == s.shape.length &&
+           o.shape.batch < s.shape.batch;
+  });
+}
+
+// Within the early ones, largest first (prefill before decode, then by attention cells and
+// tokens), so that the longest simulations start first and the last to finish is a short one;
+// the late ones smallest first, the likeliest to be asked for (and the cheapest to have
+// simulated for nothing) before the rest.
+bool larger(const serving::StepShape& a, const serving::StepShape& b) {
   const serving::StepWork x = serving::fixed_work(a.phase, a.shape),
                           y = serving::fixed_work(b.phase, b.shape);
   const auto key = [](const serving::StepShape& s, const serving::StepWork& w) {
     return std::make_tuple(s.phase == packing::Phase::prefill, w.cells, w.tokens, s.shape.batch);
   };
-  return a.on_demand ? key(a, x) < key(b, y) : key(a, x) > key(b, y);
+  return key(a, x) > key(b, y);
 }
 
 }  // namespace
@@ -49,7 +59,12 @@ void ShapeSimulator::ahead(std::vector<serving::StepShape> shapes, int jobs) {
     else
       it->on_demand = it->on_demand && s.on_demand;  // another scheduler or baseline surely runs it
   }
-  std::stable_sort(unique.begin(), unique.end(), before);
+  std::vector<serving::StepShape> early, late;
+  for (const serving::StepShape& s : unique) (taken_late(s, unique) ? late : early).push_back(s);
+  std::stable_sort(early.begin(), early.end(), larger);
+  std::stable_sort(late.rbegin(), late.rend(), larger);  // smallest first
+  unique = std::move(early);
+  unique.insert(unique.end(), late.begin(), late.end());
   workers_ = std::make_unique<ShapeWorkers>(std::move(unique), jobs - 1,
                                             [this](const serving::StepShape& s) { return simulate(s); });
 }

@@ -68,6 +68,8 @@ SITES = {
     ("models/dma/dma_core.cpp", "check(d)"):
         "guarded: the trace reader checks every DMA against the chip's memories ('outside memory')",
     ("models/dma/dma_engine.cpp", "only executes DMA"): ENGINE_STREAM,
+    ("models/isa/program.cpp", "index past the end"):
+        "invariant: the grid view reads instructions at the indices the engines' own records name",
     ("models/hbm/hbm_core.cpp", "core clock"): "guarded: clock_mhz is in [1, 100000]",
     ("models/hbm/hbm_core.cpp", "past the capacity"):
         "guarded: compile refuses a workload past the HBM; the trace reader a DMA outside memory",
