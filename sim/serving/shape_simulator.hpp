@@ -25,8 +25,8 @@ class ShapeSimulator {
   // sharded with tensor parallelism `tp` (its chip count), as `systolic run --tp` does.
   ShapeSimulator(const ChipConfig& config, std::string model_path, int64_t tp = 1);
   ~ShapeSimulator();
-  // Starts simulating `shapes` ahead of the replay, largest first and on-demand ones last
-  // (StepShape::on_demand), in `jobs` - 1 worker
+  // Starts simulating `shapes` ahead of the replay, largest first, the on-demand ones
+  // (StepShape::on_demand) wider than another of their length last, in `jobs` - 1 worker
   // processes, this one joining in while it waits for them (shape_workers.hpp). Nothing when
   // jobs <= 1 or when shapes are already being simulated ahead. Call it before anything else
   // runs threads in this process (it forks).
