@@ -39,14 +39,6 @@ bool LayerInfo::operator==(const LayerInfo& o) const {
          useful_macs == o.useful_macs && source == o.source && kind == o.kind;
 }
 
-InstructionList::InstructionList(const std::vector<Instruction>& instructions) {
-  for (const Instruction& i : instructions) push_back(i);
-}
-
-InstructionList::InstructionList(std::initializer_list<Instruction> instructions) {
-  for (const Instruction& i : instructions) push_back(i);
-}
-
 const Instruction& InstructionList::at(size_t i) const {
   if (i >= size()) throw std::out_of_range("instruction list: index past the end");
   return (*this)[i];

@@ -143,8 +143,14 @@ class InstructionList {
   class const_iterator;
   using value_type = Instruction;
   InstructionList() = default;
-  InstructionList(const std::vector<Instruction>& instructions);  // NOLINT(google-explicit-constructor)
-  InstructionList(std::initializer_list<Instruction> instructions);
+  InstructionList(const std::vector<Instruction>& instructions)  // NOLINT(google-explicit-constructor)
+      : InstructionList(instructions.begin(), instructions.end()) {}
+  InstructionList(std::initializer_list<Instruction> instructions)
+      : InstructionList(instructions.begin(), instructions.end()) {}
+  template <class It>
+  InstructionList(It first, It last) {
+    for (; first != last; ++first) push_back(*first);
+  }
 
   size_t size() const { return data_ ? data_->size : 0; }
   bool empty() const { return size() == 0; }
