@@ -145,4 +145,10 @@ std::vector<const Engine*> Chip::engines() const {
   return out;
 }
 
+std::vector<Engine*> Chip::engines() {
+  std::vector<Engine*> out;
+  for (const auto& e : owned_) out.push_back(e.get());
+  return out;
+}
+
 }  // namespace systolic

@@ -38,6 +38,7 @@ class Chip : public sc_core::sc_module {
   const VpuEngine& vpu() const { return *vpu_; }
   const IciEngine* ici() const { return ici_; }  // null on a single chip
   std::vector<const Engine*> engines() const;
+  std::vector<Engine*> engines();
   const SemaphoreBank& semaphores() const { return semaphores_; }
   const HbmCore& hbm() const { return hbm_; }
   // HBM bandwidth and per-channel activity over time for timelines (HbmCore::record_activity).

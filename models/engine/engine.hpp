@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/engine/semaphores.hpp"
@@ -36,6 +37,10 @@ class Engine : public sc_core::sc_module {
   EngineId id() const { return id_; }
   const InstructionStream& stream() const { return stream_; }
   const std::vector<InstrRecord>& records() const { return records_; }
+  // The records, handed over once the run has ended (the engine keeps none, so finished() is
+  // false after): the result takes them without a copy, which would be the run's largest
+  // block after the program (32 B per instruction).
+  std::vector<InstrRecord> take_records() { return std::move(records_); }
   bool finished() const { return records_.size() == stream().size(); }
   // For deadlock reports: "instruction 3 (layer conv2) waits for sem 'done' >= 5, it is 4".
   std::string blocked_reason() const;

@@ -37,6 +37,7 @@ class System : public sc_core::sc_module {
   const ChipClasses& classes() const { return classes_; }
   // The simulated chip that chip `chip` runs as (its class's representative).
   const Chip& chip_of(int chip) const;
+  Chip& chip_of(int chip) { return *chips_[simulated_index_.at(static_cast<size_t>(chip))]; }
   const IciNetwork& network() const { return fabric_.network; }
 
  private:

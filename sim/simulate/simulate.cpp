@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "models/chip/chip.hpp"
 #include "models/common/clock.hpp"
@@ -23,14 +24,15 @@ void blocked(const Chip& chip, const std::string& prefix, std::string& deadlocks
 }
 
 // What one chip's engines and memories did, once the simulation has stopped.
-SimResult collect(const Chip& chip, uint64_t total_cycles) {
+// After the run (and the deadlock check, which reads the records): takes each engine's records.
+SimResult collect(Chip& chip, uint64_t total_cycles) {
   SimResult result;
   result.total_cycles = total_cycles;
-  for (const Engine* e : chip.engines()) {
+  for (Engine* e : chip.engines()) {
     EngineResult r;
     r.name = e->basename();
     r.id = e->id();
-    r.records = e->records();
+    r.records = e->take_records();
     for (const auto& rec : r.records) {
       r.busy_cycles += rec.end - rec.start;
       r.stalled_cycles += rec.start - rec.ready;
@@ -118,7 +120,7 @@ SimResult simulate(const ChipConfig& config, const Program& program, const RunOp
   auto chip = std::make_unique<Chip>("chip", config, program, options.observer);
   if (options.hbm_activity) chip->record_hbm_activity();
   if (options.probe) options.probe->start(*chip);
-  run_to_end(chip->engines(), options);
+  run_to_end(std::as_const(*chip).engines(), options);
 
   std::string deadlocks;
   blocked(*chip, "", deadlocks);
@@ -181,8 +183,9 @@ SystemResult simulate_system(const ChipConfig& config, const std::vector<const P
   result.total_cycles = now_cycles();
   const ChipClasses& c = system->classes();
   std::string deadlocks;
+  for (int i = 0; i < c.chips(); ++i)  // before collect() takes the records it reads
+    blocked(std::as_const(*system).chip_of(i), fmt::format("chip{}.", i), deadlocks);
   for (int i = 0; i < c.chips(); ++i) {
-    blocked(system->chip_of(i), fmt::format("chip{}.", i), deadlocks);
     if (c.simulated(i)) result.simulated.push_back(collect(system->chip_of(i), result.total_cycles));
     result.result_of.push_back(result.simulated.size() - 1);
   }
