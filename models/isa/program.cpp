@@ -12,7 +12,7 @@ namespace systolic {
 // so the new field joins its operator== (stream sharing and chip symmetry rely on them).
 static_assert(sizeof(void*) != 8 || sizeof(MatmulOp) == 88, "MatmulOp changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(IciCopy) == 72, "IciCopy changed: update operator==");
-static_assert(sizeof(void*) != 8 || sizeof(Instruction) == 216, "Instruction changed: update operator==");
+static_assert(sizeof(void*) != 8 || sizeof(Instruction) == 192, "Instruction changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(LayerInfo) == 120, "LayerInfo changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(DmaOp) == 112, "DmaOp changed: update operator==");
 static_assert(sizeof(void*) != 8 || sizeof(VpuOp) == 40, "VpuOp changed: update operator==");

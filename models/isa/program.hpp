@@ -9,6 +9,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -95,9 +96,17 @@ struct Buffer {
   }
 };
 
+// A wait: the instruction starts once semaphore `sem` has counted `at_least` signals. The count
+// is held in 32 bits (8 B a wait; a program is millions of instructions): it is at most the
+// number of instructions that signal the semaphore, and 2^32 of them would be over 800 GB,
+// far past the instruction budget (sim/compile/budget.hpp); the trace reader refuses more.
 struct SemWait {
   int sem = 0;
-  uint64_t at_least = 0;
+  uint32_t at_least = 0;
+  SemWait() = default;
+  SemWait(int semaphore, uint64_t count) : sem(semaphore), at_least(static_cast<uint32_t>(count)) {
+    if (count > UINT32_MAX) throw std::length_error("semaphore wait: a count of 2^32 or more");
+  }
   bool operator==(const SemWait& o) const { return sem == o.sem && at_least == o.at_least; }
 };
 

@@ -296,8 +296,8 @@ class Parser {
       const auto ge = w.rfind(">=");
       if (ge == std::string::npos) fail(fmt::format("wait '{}': expected <semaphore>>=<count>", w));
       const auto count = trace_detail::strict_unsigned(w.substr(ge + 2));
-      if (!count || w.compare(ge + 2, 2, "0x") == 0 || *count > static_cast<uint64_t>(INT64_MAX))
-        fail(fmt::format("wait '{}': expected a decimal count below 2^63 after '>='", w));
+      if (!count || w.compare(ge + 2, 2, "0x") == 0 || *count > UINT32_MAX)
+        fail(fmt::format("wait '{}': expected a decimal count below 2^32 after '>='", w));
       instr.waits.push_back({semaphore_id(w.substr(0, ge)), *count});
       wait_lines_.emplace_back(line_, instr.waits.back());
     }

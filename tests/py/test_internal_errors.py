@@ -68,6 +68,9 @@ SITES = {
     ("models/dma/dma_core.cpp", "check(d)"):
         "guarded: the trace reader checks every DMA against the chip's memories ('outside memory')",
     ("models/dma/dma_engine.cpp", "only executes DMA"): ENGINE_STREAM,
+    ("models/isa/program.hpp", "a count of 2^32 or more"):
+        "bounded: a count is at most the instructions signalling one semaphore; 2^32 would be over 800 GB "
+        "(the instruction budget refuses far less); the trace reader refuses a count of 2^32 or more",
     ("models/isa/program.cpp", "index past the end"):
         "invariant: the grid view reads instructions at the indices the engines' own records name",
     ("models/hbm/hbm_core.cpp", "core clock"): "guarded: clock_mhz is in [1, 100000]",

@@ -112,9 +112,11 @@ TEST_CASE("trace integers are range-checked, never wrapped", "[strict]") {
              Contains("got '4294967296'"));
   // Leading zero: neither octal 8 nor decimal 10.
   CHECK_THAT(trace_error(trace_with("  matmul", "m", "010")), Contains("key 'm': expected an integer >= 1, got '010'"));
-  // 2^64 does not fit a wait count.
+  // 2^64 does not fit a wait count, nor does 2^32 (a wait holds 32 bits).
   CHECK_THAT(trace_error(trace_with("  matmul", "wait", "act_ping_full>=18446744073709551616")),
-             Contains("expected a decimal count below 2^63 after '>='"));
+             Contains("expected a decimal count below 2^32 after '>='"));
+  CHECK_THAT(trace_error(trace_with("  matmul", "wait", "act_ping_full>=4294967296")),
+             Contains("expected a decimal count below 2^32 after '>='"));
   // 2^32 x 2^32 elements of 1 byte: 2^64 bytes wraps to 0; refused before any check uses it.
   CHECK_THAT(trace_error(trace_with("  dma", "shape", "4294967296x4294967296x1")),
              Contains("dma shape 4294967296x4294967296x1 * elem 1 overflows 63 bits"));
