@@ -50,9 +50,12 @@ std::vector<Instruction> InstructionList::to_vector() const {
 
 void InstructionList::push_back(Instruction i) {
   Blocks& b = own();
+  // The first block grows as a vector does (a system of many chips holds many short streams, and
+  // a block reserved whole is 0.8 MB each); once it is full the list is long, and each further
+  // block is reserved whole, so it never moves.
   if ((b.size & (kBlock - 1)) == 0) {
     b.blocks.emplace_back();
-    b.blocks.back().reserve(kBlock);
+    if (b.size > 0) b.blocks.back().reserve(kBlock);
   }
   b.blocks.back().push_back(std::move(i));
   ++b.size;

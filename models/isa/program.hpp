@@ -142,9 +142,11 @@ struct Instruction {
 // write), so the chips of a system whose streams are equal hold them once (compile_system
 // shares them) and an engine reads its program's stream without a copy. Reading is by index
 // or iterator; changing is appending (all the compiler and the trace reader do).
-// The list is held in blocks of kBlock instructions that never move: a program of millions of
-// instructions grows without copying itself and without a vector's spare capacity (up to
-// half again its size), so its peak memory is its size (docs/performance.md, "Memory allocator").
+// The list is held in blocks of kBlock instructions: a program of millions of instructions
+// grows without copying itself and without a vector's spare capacity (up to half again its
+// size), so its peak memory is its size (docs/performance.md, "Memory allocator"). The first
+// block grows as a vector does, up to kBlock (short streams stay small); the full blocks and
+// those after never move.
 class InstructionList {
  public:
   static constexpr size_t kBlockShift = 12;
@@ -177,7 +179,7 @@ class InstructionList {
 
  private:
   struct Blocks {
-    std::vector<std::vector<Instruction>> blocks;  // each reserved to kBlock, never grown past it
+    std::vector<std::vector<Instruction>> blocks;  // kBlock each but the last; never grown past it
     size_t size = 0;
   };
   Blocks& own();                  // this copy's own list, copied first if another shares it

@@ -37,12 +37,17 @@ TEST_CASE("an instruction list holds its instructions in order across blocks", "
   CHECK_THROWS_AS(list.at(n), std::out_of_range);
 }
 
-TEST_CASE("a block's instructions stay where they are while the list grows", "[program]") {
+TEST_CASE("a full block's instructions stay where they are while the list grows", "[program]") {
   InstructionList list;
-  list.push_back(numbered(0));
+  for (int k = 0; k < static_cast<int>(InstructionList::kBlock); ++k) list.push_back(numbered(k));
   const Instruction* first = &list[0];
-  for (int k = 1; k < 3 * static_cast<int>(InstructionList::kBlock); ++k) list.push_back(numbered(k));
+  const Instruction* second_block = nullptr;
+  for (int k = static_cast<int>(InstructionList::kBlock); k < 3 * static_cast<int>(InstructionList::kBlock); ++k) {
+    list.push_back(numbered(k));
+    if (k == static_cast<int>(InstructionList::kBlock)) second_block = &list[InstructionList::kBlock];
+  }
   CHECK(&list[0] == first);  // a vector would have moved it (and held up to twice the bytes)
+  CHECK(&list[InstructionList::kBlock] == second_block);  // reserved whole when it began
 }
 
 TEST_CASE("copies of an instruction list share it until one changes", "[program]") {
