@@ -55,7 +55,10 @@ void InstructionList::push_back(Instruction i) {
   // block is reserved whole, so it never moves.
   if ((b.size & (kBlock - 1)) == 0) {
     b.blocks.emplace_back();
-    if (b.size > 0) b.blocks.back().reserve(kBlock);
+    if (b.expected > b.size)
+      b.blocks.back().reserve(std::min(kBlock, b.expected - b.size));
+    else if (b.size > 0)
+      b.blocks.back().reserve(kBlock);
   }
   b.blocks.back().push_back(std::move(i));
   ++b.size;

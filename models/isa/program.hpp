@@ -158,8 +158,11 @@ class InstructionList {
       : InstructionList(instructions.begin(), instructions.end()) {}
   InstructionList(std::initializer_list<Instruction> instructions)
       : InstructionList(instructions.begin(), instructions.end()) {}
+  // Each block reserved to what it will hold (a system splices a list per chip: no spare room).
   template <class It>
   InstructionList(It first, It last) {
+    if (first == last) return;
+    own().expected = static_cast<size_t>(std::distance(first, last));
     for (; first != last; ++first) push_back(*first);
   }
 
@@ -181,6 +184,7 @@ class InstructionList {
   struct Blocks {
     std::vector<std::vector<Instruction>> blocks;  // kBlock each but the last; never grown past it
     size_t size = 0;
+    size_t expected = 0;  // the size the list is being built to, when known (the range constructor)
   };
   Blocks& own();                  // this copy's own list, copied first if another shares it
   std::shared_ptr<Blocks> data_;  // null: empty
