@@ -143,14 +143,14 @@ struct Instruction {
 // shares them) and an engine reads its program's stream without a copy. Reading is by index
 // or iterator; changing is appending (all the compiler and the trace reader do).
 // The list is held in blocks of kBlock instructions: a program of millions of instructions
-// grows without copying itself and without a vector's spare capacity (up to half again its
-// size), so its peak memory is its size (docs/performance.md, "Memory allocator"). The first
+// grows without copying itself and without a vector's spare capacity (up to as much again
+// as it holds), so its peak memory is its size (docs/performance.md, "Memory allocator"). The first
 // block grows as a vector does, up to kBlock (short streams stay small); the full blocks and
 // those after never move.
 class InstructionList {
  public:
   static constexpr size_t kBlockShift = 12;
-  static constexpr size_t kBlock = size_t{1} << kBlockShift;  // instructions per block (~0.9 MB)
+  static constexpr size_t kBlock = size_t{1} << kBlockShift;  // instructions per block (0.8 MB)
   class const_iterator;
   using value_type = Instruction;
   InstructionList() = default;
