@@ -41,31 +41,30 @@ std::vector<std::pair<DataflowKind, std::string>> registered_dataflows() {
 const std::vector<ConfigKey>& config_schema() {
   using namespace config_values;
   static const std::vector<ConfigKey> keys = {
-      string_key("name", [](auto& c) -> auto& { return c.name; }, "Preset name, shown in reports."),
-      number_key("clock_mhz", [](auto& c) -> auto& { return c.clock_mhz; }, 1.0, 100000.0, "MHz",
+      string_key(CONFIG_KEY(name), "Preset name, shown in reports."),
+      number_key(CONFIG_KEY(clock_mhz), 1.0, 100000.0, "MHz",
                  "Core clock; one MXU cycle. Converts cycles to seconds."),
-      integer_key("mxu.rows", [](auto& c) -> auto& { return c.mxu.rows; }, 1, 65536, "PEs",
+      integer_key(CONFIG_KEY(mxu.rows), 1, 65536, "PEs",
                   "R: array rows; K maps onto them under mxu.dataflow ws and is, M under os."),
-      integer_key("mxu.cols", [](auto& c) -> auto& { return c.mxu.cols; }, 1, 65536, "PEs",
+      integer_key(CONFIG_KEY(mxu.cols), 1, 65536, "PEs",
                   "C: array columns; N maps onto them under mxu.dataflow ws and os, M under is."),
-      integer_key("mxu.count", [](auto& c) -> auto& { return c.mxu.count; }, 1, 1024, "",
+      integer_key(CONFIG_KEY(mxu.count), 1, 1024, "",
                   "MXUs per chip; a GEMM's column folds are split between them."),
-      enum_key("mxu.model", [](auto& c) -> auto& { return c.mxu.model; }, kMxuModelNames,
-                         "exact: PE grid stepped every cycle with real values; fast: closed form."),
-      enum_key("mxu.convention", [](auto& c) -> auto& { return c.mxu.convention; }, kConventionNames,
-                           "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
-                           "scalesim reproduces SCALE-Sim v2."),
-      choice_key("mxu.dataflow", [](auto& c) -> auto& { return c.mxu.dataflow; }, registered_dataflows(),
+      enum_key(CONFIG_KEY(mxu.model), kMxuModelNames,
+               "exact: PE grid stepped every cycle with real values; fast: closed form."),
+      enum_key(CONFIG_KEY(mxu.convention), kConventionNames,
+               "Cycle convention (docs/mxu.md): tpu overlaps weight loads, "
+               "scalesim reproduces SCALE-Sim v2."),
+      choice_key(CONFIG_KEY(mxu.dataflow), registered_dataflows(),
                  "Which operand stays in the array (docs/mxu.md): ws weights (K x N), "
                  "os outputs (M x N), is inputs (K x M); the others stream."),
       // The types the MXU multiplies: the first kMxuDTypes of the table (int4 is storage only).
-      choice_key("mxu.dtype", [](auto& c) -> auto& { return c.mxu.dtype; },
+      choice_key(CONFIG_KEY(mxu.dtype),
                  std::vector(kDTypeNames.entries().begin(), kDTypeNames.entries().begin() + kMxuDTypes),
                  "Operand type; int8 accumulates in int32, floats in fp32."),
-      integer_key("mxu.seed", [](auto& c) -> auto& { return c.mxu.seed; }, 0,
-                  std::numeric_limits<int64_t>::max(), "",
+      integer_key(CONFIG_KEY(mxu.seed), 0, std::numeric_limits<int64_t>::max(), "",
                   "Seed of the operand values the exact model computes on."),
-      bool_key("memory.ideal", [](auto& c) -> auto& { return c.memory.ideal; },
+      bool_key(CONFIG_KEY(memory.ideal),
                "false: DMA from HBM through the scratchpads, timed. true (what-if, a lower bound): "
                "the same program with HBM and DMA transfers taking no time, bytes still counted."),
   };
@@ -74,7 +73,7 @@ const std::vector<ConfigKey>& config_schema() {
     // The rates beside the other mxu.* keys, before memory.ideal.
     const auto rates = rate_keys();
     v.insert(v.end() - 1, rates.begin(), rates.end());
-    for (auto* part : {&memory_keys, &energy_keys, &area_keys, &ici_keys}) {
+    for (auto* part : {&hbm_keys, &sram_keys, &dma_keys, &vpu_keys, &energy_keys, &area_keys, &ici_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());
     }

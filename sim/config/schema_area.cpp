@@ -9,33 +9,24 @@ namespace systolic {
 std::vector<ConfigKey> area_keys() {
   using namespace config_values;
   return {
-      enum_key(
-          "area.node", [](auto& c) -> auto& { return c.area.node; }, kTechNodeNames,
-          "Process node: scales logic area, SRAM bit cells, on-chip dynamic energy and wafer cost."),
-      number_key(
-          "area.pe_overhead", [](auto& c) -> auto& { return c.area.pe_overhead; }, 1.0, 100.0, "",
-          "Placed PE area over its bare multiplier, adder and registers (calibrated on TPU v1)."),
-      number_key(
-          "area.sram_array_efficiency", [](auto& c) -> auto& { return c.area.sram_array_efficiency; }, 0.01,
-          1.0, "", "Bit-cell share of an SRAM macro (calibrated on TPU v1's Unified Buffer)."),
-      number_key(
-          "area.memory_phy_mm2_per_kbit", [](auto& c) -> auto& { return c.area.memory_phy_mm2_per_kbit; },
-          0.0, 10000.0, "mm^2", "DRAM PHY and controller per 1024 bits of memory bus (an HBM stack), 7 nm."),
-      number_key(
-          "area.ici_mm2_per_gbps", [](auto& c) -> auto& { return c.area.ici_mm2_per_gbps; }, 0.0, 1000.0,
-          "mm^2 per GB/s", "ICI SerDes and link layer per GB/s of a port (x ici.link_gbps x ici.ports)."),
-      number_key(
-          "area.uncore_fraction", [](auto& c) -> auto& { return c.area.uncore_fraction; }, 0.0, 0.9, "",
-          "Share of the die that is control, host interface, I/O and wiring."),
-      number_key(
-          "area.defect_density_per_cm2", [](auto& c) -> auto& { return c.area.defect_density_per_cm2; }, 0.0,
-          10.0, "/cm^2", "Defect density D0 of the Poisson yield exp(-area x D0)."),
-      number_key(
-          "area.lifetime_years", [](auto& c) -> auto& { return c.area.lifetime_years; }, 0.01, 100.0, "years",
-          "Years a die is amortised over, busy all the time, for the cost per token."),
-      number_key(
-          "area.usd_per_kwh", [](auto& c) -> auto& { return c.area.usd_per_kwh; }, 0.0, 100.0, "USD/kWh",
-          "Electricity price, for the cost per token."),
+      enum_key(CONFIG_KEY(area.node), kTechNodeNames,
+               "Process node: scales logic area, SRAM bit cells, on-chip dynamic energy and wafer cost."),
+      number_key(CONFIG_KEY(area.pe_overhead), 1.0, 100.0, "",
+                 "Placed PE area over its bare multiplier, adder and registers (calibrated on TPU v1)."),
+      number_key(CONFIG_KEY(area.sram_array_efficiency), 0.01, 1.0, "",
+                 "Bit-cell share of an SRAM macro (calibrated on TPU v1's Unified Buffer)."),
+      number_key(CONFIG_KEY(area.memory_phy_mm2_per_kbit), 0.0, 10000.0, "mm^2",
+                 "DRAM PHY and controller per 1024 bits of memory bus (an HBM stack), 7 nm."),
+      number_key(CONFIG_KEY(area.ici_mm2_per_gbps), 0.0, 1000.0, "mm^2 per GB/s",
+                 "ICI SerDes and link layer per GB/s of a port (x ici.link_gbps x ici.ports)."),
+      number_key(CONFIG_KEY(area.uncore_fraction), 0.0, 0.9, "",
+                 "Share of the die that is control, host interface, I/O and wiring."),
+      number_key(CONFIG_KEY(area.defect_density_per_cm2), 0.0, 10.0, "/cm^2",
+                 "Defect density D0 of the Poisson yield exp(-area x D0)."),
+      number_key(CONFIG_KEY(area.lifetime_years), 0.01, 100.0, "years",
+                 "Years a die is amortised over, busy all the time, for the cost per token."),
+      number_key(CONFIG_KEY(area.usd_per_kwh), 0.0, 100.0, "USD/kWh",
+                 "Electricity price, for the cost per token."),
   };
 }
 

@@ -11,35 +11,29 @@ std::vector<ConfigKey> energy_keys() {
   const auto pj = [&](const std::string& key, auto ref, const char* unit, const std::string& doc) {
     k.push_back(number_key(key, ref, 0.0, 1e9, unit, doc));
   };
-  pj("energy.tech_scale", [](auto& c) -> auto& { return c.energy.tech_scale; }, "",
+  pj(CONFIG_KEY(energy.tech_scale), "",
      "Multiplies every dynamic energy below, on top of area.node's factor for on-chip events.");
   for (size_t t = 0; t < kMxuDTypes; ++t) {  // int4 never reaches the MXU: no MAC energy
     const std::string name(kDTypeNames.name(static_cast<DType>(t)));
     pj("energy.mac_" + name + "_pj", [t](auto& c) -> auto& { return c.energy.mac_pj[t]; }, "pJ",
        "One " + name + " multiply-accumulate (multiplier + accumulator adder).");
   }
-  pj("energy.pe_idle_pj", [](auto& c) -> auto& { return c.energy.pe_idle_pj; }, "pJ",
-     "A PE for one cycle without a MAC (clock-gated).");
-  pj("energy.sram_pj_per_64b_at_8kib", [](auto& c) -> auto& { return c.energy.sram_pj_per_64b_at_8kib; }, "pJ",
+  pj(CONFIG_KEY(energy.pe_idle_pj), "pJ", "A PE for one cycle without a MAC (clock-gated).");
+  pj(CONFIG_KEY(energy.sram_pj_per_64b_at_8kib), "pJ",
      "A 64-bit SRAM access from an 8 KiB bank; larger banks cost more (sram_size_exponent).");
-  k.push_back(number_key("energy.sram_size_exponent", [](auto& c) -> auto& { return c.energy.sram_size_exponent; },
-                         0.0, 2.0, "",
-                         "SRAM access energy grows as (bank bytes / 8 KiB)^this; bank = scratchpad bytes / banks."));
-  pj("energy.hbm_read_pj_per_byte", [](auto& c) -> auto& { return c.energy.hbm_read_pj_per_byte; }, "pJ/B",
-     "Reading one byte of HBM/DRAM.");
-  pj("energy.hbm_write_pj_per_byte", [](auto& c) -> auto& { return c.energy.hbm_write_pj_per_byte; }, "pJ/B",
-     "Writing one byte of HBM/DRAM.");
-  pj("energy.dma_pj_per_byte", [](auto& c) -> auto& { return c.energy.dma_pj_per_byte; }, "pJ/B",
-     "A DMA engine moving one byte.");
-  pj("energy.vpu_op_pj", [](auto& c) -> auto& { return c.energy.vpu_op_pj; }, "pJ", "One vector-unit operation.");
-  pj("energy.ici_pj_per_byte", [](auto& c) -> auto& { return c.energy.ici_pj_per_byte; }, "pJ/B",
-     "One byte over a chip-to-chip link.");
-  pj("energy.mxu_static_w", [](auto& c) -> auto& { return c.energy.mxu_static_w; }, "W",
+  k.push_back(
+      number_key(CONFIG_KEY(energy.sram_size_exponent), 0.0, 2.0, "",
+                 "SRAM access energy grows as (bank bytes / 8 KiB)^this; bank = scratchpad bytes / banks."));
+  pj(CONFIG_KEY(energy.hbm_read_pj_per_byte), "pJ/B", "Reading one byte of HBM/DRAM.");
+  pj(CONFIG_KEY(energy.hbm_write_pj_per_byte), "pJ/B", "Writing one byte of HBM/DRAM.");
+  pj(CONFIG_KEY(energy.dma_pj_per_byte), "pJ/B", "A DMA engine moving one byte.");
+  pj(CONFIG_KEY(energy.vpu_op_pj), "pJ", "One vector-unit operation.");
+  pj(CONFIG_KEY(energy.ici_pj_per_byte), "pJ/B", "One byte over a chip-to-chip link.");
+  pj(CONFIG_KEY(energy.mxu_static_w), "W",
      "Static power per 128 x 128 PEs of MXU (scales with rows x cols x count).");
-  pj("energy.sram_static_w_per_mib", [](auto& c) -> auto& { return c.energy.sram_static_w_per_mib; }, "W/MiB",
+  pj(CONFIG_KEY(energy.sram_static_w_per_mib), "W/MiB",
      "Static power per MiB of scratchpad (vmem, weights and accumulators).");
-  pj("energy.hbm_static_w", [](auto& c) -> auto& { return c.energy.hbm_static_w; }, "W",
-     "Static power of the HBM (refresh, PHY, idle).");
+  pj(CONFIG_KEY(energy.hbm_static_w), "W", "Static power of the HBM (refresh, PHY, idle).");
   return k;
 }
 

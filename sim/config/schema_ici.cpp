@@ -28,30 +28,27 @@ std::vector<int64_t> parse_dims(const std::string& text) {
 
 std::vector<ConfigKey> ici_keys() {
   using namespace config_values;
-  std::vector<ConfigKey> k;
-  k.push_back(enum_key("ici.topology", [](auto& c) -> auto& { return c.ici.topology; }, kIciTopologyNames,
-      "How the chips are wired; none: a single chip. ici.wraparound says whether dimensions wrap."));
-  ConfigKey dims{"ici.dims", "chips per dimension joined by 'x' (8, 2x4, 4x4x4)", "chips",
-                 "Chips along each dimension; their product is the system's chip count.",
-                 [](ChipConfig& c, const YAML::Node& n) { c.ici.dims = parse_dims(scalar_text(n)); },
-                 [](const ChipConfig& c) { return nlohmann::ordered_json(dims_text(c.ici.dims)); }};
-  k.push_back(dims);
-  k.push_back(bool_key("ici.wraparound", [](auto& c) -> auto& { return c.ici.wraparound; },
-                       "true: every dimension wraps around (a torus, a ring); false: a mesh, no link from "
-                       "one edge to the other (a line instead of a ring)."));
-  k.push_back(number_key("ici.link_gbps", [](auto& c) -> auto& { return c.ici.link_gbps; }, 0.0, 1e6, "GB/s",
-                         "Bandwidth of one link in one direction."));
-  k.push_back(number_key("ici.link_latency_ns", [](auto& c) -> auto& { return c.ici.link_latency_ns; }, 0.0, 1e9,
-                         "ns", "Per hop: wire, SerDes and router, paid once per chunk head."));
-  k.push_back(integer_key("ici.ports", [](auto& c) -> auto& { return c.ici.ports; }, 1, 64, "",
-                          "ICI ports per chip; the topology uses two per dimension longer than one chip."));
-  k.push_back(size_key("ici.chunk_bytes", [](auto& c) -> auto& { return c.ici.chunk_bytes; }, 1,
-                       "Messages cross the network in chunks of this size (cut-through per chunk)."));
-  k.push_back(registry_key<compile_detail::CollectiveAlgorithm>(
-      "ici.algorithm", [](auto& c) -> auto& { return c.ici.algorithm; },
-      "How the compiler lowers collectives: " +
-          compile_detail::CollectiveRegistry::instance().described() + "."));
-  return k;
+  return {
+      enum_key(CONFIG_KEY(ici.topology), kIciTopologyNames,
+               "How the chips are wired; none: a single chip. ici.wraparound says whether dimensions wrap."),
+      {"ici.dims", "chips per dimension joined by 'x' (8, 2x4, 4x4x4)", "chips",
+       "Chips along each dimension; their product is the system's chip count.",
+       [](ChipConfig& c, const YAML::Node& n) { c.ici.dims = parse_dims(scalar_text(n)); },
+       [](const ChipConfig& c) { return nlohmann::ordered_json(dims_text(c.ici.dims)); }},
+      bool_key(CONFIG_KEY(ici.wraparound),
+               "true: every dimension wraps around (a torus, a ring); false: a mesh, no link from "
+               "one edge to the other (a line instead of a ring)."),
+      number_key(CONFIG_KEY(ici.link_gbps), 0.0, 1e6, "GB/s", "Bandwidth of one link in one direction."),
+      number_key(CONFIG_KEY(ici.link_latency_ns), 0.0, 1e9, "ns",
+                 "Per hop: wire, SerDes and router, paid once per chunk head."),
+      integer_key(CONFIG_KEY(ici.ports), 1, 64, "",
+                  "ICI ports per chip; the topology uses two per dimension longer than one chip."),
+      size_key(CONFIG_KEY(ici.chunk_bytes), 1,
+               "Messages cross the network in chunks of this size (cut-through per chunk)."),
+      registry_key<compile_detail::CollectiveAlgorithm>(
+          CONFIG_KEY(ici.algorithm), "How the compiler lowers collectives: " +
+                                         compile_detail::CollectiveRegistry::instance().described() + "."),
+  };
 }
 
 }  // namespace systolic

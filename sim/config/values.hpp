@@ -20,6 +20,15 @@
 #include "sim/common/scalars.hpp"
 #include "sim/config/schema.hpp"
 
+// The accessor a key builder takes, for the ChipConfig member at a path:
+// CONFIG_FIELD(dma.engine.engines) is [](auto& c) -> auto& { return c.dma.engine.engines; }.
+// CONFIG_KEY(mxu.rows), for a key named after its member, is both arguments: "mxu.rows",
+// CONFIG_FIELD(mxu.rows). Macros because a member path can be neither passed to a function
+// nor turned into its name by one.
+#define CONFIG_FIELD(member) \
+  [](auto& c) -> auto& { return c.member; }
+#define CONFIG_KEY(member) #member, CONFIG_FIELD(member)
+
 namespace systolic::config_values {
 
 using scalars::expected;
