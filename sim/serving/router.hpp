@@ -16,6 +16,17 @@ class Router {
   virtual std::vector<int64_t> route(const std::vector<packing::Request>& requests, int64_t replicas) const = 0;
 };
 
+// route() of a router that places the requests one at a time in arrival order, as a front end
+// does: request i goes to replica_of(i, request), which may remember what it placed before but
+// sees no later request.
+template <class ReplicaOf>
+std::vector<int64_t> place_in_arrival_order(const std::vector<packing::Request>& requests,
+                                            ReplicaOf replica_of) {
+  std::vector<int64_t> out(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) out[i] = replica_of(i, requests[i]);
+  return out;
+}
+
 const Registry<Router>& routers();
 
 // The requests of each replica as a log of its own (ids renumbered 0..; `ids[k][j]` is the

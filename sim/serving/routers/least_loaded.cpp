@@ -13,20 +13,17 @@ namespace {
 class LeastLoaded : public Router {
  public:
   std::vector<int64_t> route(const std::vector<packing::Request>& requests, int64_t replicas) const override {
-    std::vector<int64_t> out(requests.size());
     std::vector<double> owed(static_cast<size_t>(replicas), 0.0), last(static_cast<size_t>(replicas), 0.0);
     const double rate = drain_rate(requests, replicas);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const packing::Request& r = requests[i];
+    return place_in_arrival_order(requests, [&](size_t, const packing::Request& r) {
       for (size_t k = 0; k < owed.size(); ++k) {  // work off what each owes since its last look
         owed[k] = std::max(0.0, owed[k] - rate * (r.arrival_s - last[k]));
         last[k] = r.arrival_s;
       }
       const auto k = static_cast<size_t>(std::min_element(owed.begin(), owed.end()) - owed.begin());
       owed[k] += static_cast<double>(r.prompt_tokens + r.output_tokens);
-      out[i] = static_cast<int64_t>(k);
-    }
-    return out;
+      return static_cast<int64_t>(k);
+    });
   }
 
  private:

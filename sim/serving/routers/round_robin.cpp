@@ -7,9 +7,9 @@ namespace {
 class RoundRobin : public Router {
  public:
   std::vector<int64_t> route(const std::vector<packing::Request>& requests, int64_t replicas) const override {
-    std::vector<int64_t> out(requests.size());
-    for (size_t i = 0; i < requests.size(); ++i) out[i] = static_cast<int64_t>(i) % replicas;
-    return out;
+    return place_in_arrival_order(requests, [replicas](size_t i, const packing::Request&) {
+      return static_cast<int64_t>(i) % replicas;
+    });
   }
 };
 
