@@ -58,10 +58,13 @@ template <class In, class Out>
 using GridFunction = uint64_t (*)(ArrayShape, Convention, const Matrix<In>&, const Matrix<In>&, Matrix<Out>&,
                                   GridObserver*);
 
-// What a dataflow's file provides beside its mapping: the closed form of a pipeline that steps
-// every cycle (Dataflow::cycles applies a.rate.cycles) and the exact grid for each operand type.
+// The closed form of a pipeline that steps every cycle (Dataflow::cycles applies a.rate.cycles).
+using StepCycles = uint64_t (*)(const Dataflow&, ArrayShape, Convention, MatmulShape);
+
+// What a dataflow's file provides beside its mapping: its closed form and the exact grid for
+// each operand type (grid::grid_functions makes both grids of one grid class).
 struct DataflowFunctions {
-  uint64_t (*step_cycles)(const Dataflow&, ArrayShape, Convention, MatmulShape);
+  StepCycles step_cycles;
   GridFunction<int8_t, int32_t> grid_int8;
   GridFunction<float, float> grid_float;
 };

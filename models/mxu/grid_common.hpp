@@ -1,8 +1,12 @@
 #pragma once
 // What the dataflows' exact PE grids (models/mxu/dataflow/*.cpp) share: operand checks, the
-// arithmetic of each operand type, and the weight-stationary grid that input-stationary reuses.
+// arithmetic of each operand type, the state of a grid that steps folds through the array, how a
+// grid class becomes a dataflow's functions, and the weight-stationary grid that
+// input-stationary reuses.
 #include <cstdint>
+#include <vector>
 
+#include "models/mxu/dataflow.hpp"
 #include "models/mxu/mxu_timing.hpp"
 #include "models/mxu/pe_grid.hpp"
 
@@ -34,6 +38,68 @@ struct Traits<float> {
   static Out out(V v) { return v; }
   static double to_double(V v) { return v; }
 };
+
+// What a grid stepping folds through the array keeps (ws.cpp, os.cpp derive from it): the sizes
+// of the run, an R x C array whose PEs take P products a step computing C (M x N) = A (M x K) x
+// B (K x N); its convention; the observer and the PE states shown to it; and the folds in the
+// array, oldest first, which leave it in the order they entered. Constructing one checks the
+// operands.
+template <class Fold>
+class FoldedGrid {
+ protected:
+  template <class In>
+  FoldedGrid(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
+             GridObserver* observer)
+      : R_(shape.rows),
+        C_(shape.cols),
+        P_(shape.rate.products),
+        M_(a.rows),
+        K_(a.cols),
+        N_(b.cols),
+        convention_(convention),
+        observer_(observer) {
+    check_operands(a, b);
+    if (observer_) pes_.resize(static_cast<size_t>(R_ * C_));
+  }
+
+  Fold& fold(int64_t f) { return live_[static_cast<size_t>(f - first_live_)]; }
+
+  // Drops the folds at the front that `drained(fold)` says have left the array; true once the
+  // last of `folds` (index folds - 1) has.
+  template <class Drained>
+  bool retire(int64_t folds, Drained drained) {
+    bool finished = false;
+    while (!live_.empty() && drained(live_.front())) {
+      if (live_.front().index == folds - 1) finished = true;
+      live_.erase(live_.begin());
+      ++first_live_;
+    }
+    return finished;
+  }
+
+  // Hands the observer this cycle's PE states (call only with one).
+  void show(int64_t t) { observer_->on_cycle(static_cast<uint64_t>(t), pes_); }
+
+  const int64_t R_, C_, P_, M_, K_, N_;  // P_: products per PE per step
+  const Convention convention_;
+  GridObserver* const observer_;
+  std::vector<PeState> pes_;  // what the observer is shown; empty without one
+  std::vector<Fold> live_;    // folds [first_live_, first_live_ + live_.size()) still in the array
+  int64_t first_live_ = 0;
+};
+
+// The exact grid of a grid class template G: G<In>(shape, convention, a, b, observer).run(c).
+template <template <class> class G, class In, class Out>
+uint64_t run(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
+             Matrix<Out>& c, GridObserver* observer) {
+  return G<In>(shape, convention, a, b, observer).run(c);
+}
+
+// The functions of a dataflow whose exact grid is the class template G, for both operand types.
+template <template <class> class G>
+DataflowFunctions grid_functions(StepCycles step_cycles) {
+  return {step_cycles, run<G, int8_t, int32_t>, run<G, float, float>};
+}
 
 // The weight-stationary grid (ws.cpp): B held in the array, A streamed.
 uint64_t run_weight_stationary(ArrayShape shape, Convention convention, const Matrix<int8_t>& a,

@@ -53,19 +53,24 @@ struct Tag {
 };
 
 template <class In>
-class OsGrid {
+class OsGrid : grid::FoldedGrid<OsFold> {
   using T = grid::Traits<In>;
   using V = typename T::V;
   using Out = typename T::Out;
 
  public:
-  OsGrid(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b, GridObserver* observer)
-      : R_(shape.rows), C_(shape.cols), P_(shape.rate.products), M_(a.rows), K_(a.cols), KS_(ceil_div(K_, P_)),
-        N_(b.cols), convention_(convention), a_(a), b_(b), observer_(observer), row_folds_(ceil_div(M_, R_)),
-        folds_(row_folds_ * ceil_div(N_, C_)), av_(static_cast<size_t>(R_ * C_ * P_)), bv_(av_.size()),
-        acc_(static_cast<size_t>(R_ * C_)), tag_(acc_.size()) {
-    if (observer_) pes_.resize(acc_.size());
-  }
+  OsGrid(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
+         GridObserver* observer)
+      : FoldedGrid(shape, convention, a, b, observer),
+        KS_(ceil_div(K_, P_)),
+        a_(a),
+        b_(b),
+        row_folds_(ceil_div(M_, R_)),
+        folds_(row_folds_ * ceil_div(N_, C_)),
+        av_(static_cast<size_t>(R_ * C_ * P_)),
+        bv_(av_.size()),
+        acc_(static_cast<size_t>(R_ * C_)),
+        tag_(acc_.size()) {}
 
   uint64_t run(Matrix<Out>& c) {
     c = Matrix<Out>(M_, N_);
@@ -73,17 +78,12 @@ class OsGrid {
       control(t);
       step(t, c);
       if (observer_) observe(t);
-      while (!live_.empty() && live_.front().results == R_ * C_) {
-        if (live_.front().index == folds_ - 1) return static_cast<uint64_t>(t + 1);
-        live_.erase(live_.begin());
-        ++first_live_;
-      }
+      if (retire(folds_, [this](const OsFold& f) { return f.results == R_ * C_; }))
+        return static_cast<uint64_t>(t + 1);
     }
   }
 
  private:
-  OsFold& fold(int64_t f) { return live_[static_cast<size_t>(f - first_live_)]; }
-
   void control(int64_t t) {
     if (next_fold_ >= folds_) return;
     if (next_fold_ > 0) {
@@ -158,28 +158,18 @@ class OsGrid {
         p.row = g.fold >= 0 ? g.step : -1;
         p.active = g.fold >= 0 && fold(g.fold).m0 + r < M_ && fold(g.fold).n0 + col < N_;
       }
-    observer_->on_cycle(static_cast<uint64_t>(t), pes_);
+    show(t);
   }
 
-  const int64_t R_, C_, P_, M_, K_, KS_, N_;  // P_: products per PE per cycle; KS_ = ceil(K / P) steps
-  const Convention convention_;
+  const int64_t KS_;  // steps over K: ceil(K / P)
   const Matrix<In>& a_;
   const Matrix<In>& b_;
-  GridObserver* observer_;
   const int64_t row_folds_, folds_;
   std::vector<V> av_, bv_, acc_;  // per PE: P operand pairs passing through, accumulator
   std::vector<Tag> tag_;
-  std::vector<OsFold> live_;      // folds [first_live_, next_fold_) with results still to leave
-  int64_t first_live_ = 0, next_fold_ = 0, last_stream_ = 0;
-  std::vector<PeState> pes_;
+  // live_ (FoldedGrid) holds folds [first_live_, next_fold_), with results still to leave.
+  int64_t next_fold_ = 0, last_stream_ = 0;
 };
-
-template <class In, class Out>
-uint64_t run_os(ArrayShape a, Convention c, const Matrix<In>& A, const Matrix<In>& B, Matrix<Out>& C,
-                GridObserver* observer) {
-  grid::check_operands(A, B);
-  return OsGrid<In>(a, c, A, B, observer).run(C);
-}
 
 // With `products` of K a cycle, each PE takes ceil(K / products) steps over its output.
 uint64_t os_step_cycles(const Dataflow& d, ArrayShape a, Convention c, MatmulShape s) {
@@ -192,7 +182,7 @@ const Registration<Dataflow> registration{
                     "os",
                     "output-stationary: C (M on rows, N on columns) held, A and B streamed along K",
                     {GemmDim::m, GemmDim::n, GemmDim::k}},
-                   {os_step_cycles, run_os<int8_t, int32_t>, run_os<float, float>})};
+                   grid::grid_functions<OsGrid>(os_step_cycles))};
 
 }  // namespace
 }  // namespace systolic

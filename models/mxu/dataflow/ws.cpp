@@ -89,17 +89,15 @@ __attribute__((noinline)) void accumulate(V* __restrict cur, const V* __restrict
 }
 
 template <class In>
-class Engine {
+class WsGrid : grid::FoldedGrid<FoldState> {
   using T = grid::Traits<In>;
   using V = typename T::V;
   using Out = typename T::Out;
 
  public:
-  Engine(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
+  WsGrid(ArrayShape shape, Convention convention, const Matrix<In>& a, const Matrix<In>& b,
          GridObserver* observer)
-      : R_(shape.rows), C_(shape.cols), P_(shape.rate.products), KR_(R_ * P_), M_(a.rows), K_(a.cols),
-        N_(b.cols), convention_(convention), b_(b), observer_(observer) {
-    grid::check_operands(a, b);
+      : FoldedGrid(shape, convention, a, b, observer), KR_(R_ * P_), b_(b) {
     row_folds_ = ceil_div(K_, KR_);
     col_folds_ = ceil_div(N_, C_);
     folds_ = row_folds_ * col_folds_;
@@ -114,7 +112,6 @@ class Engine {
     bank_[0].assign(static_cast<size_t>(KR_ * C_), V{});
     bank_[1].assign(static_cast<size_t>(KR_ * C_), V{});
     acc_.assign(static_cast<size_t>(M_ * acc_pitch_), V{});
-    if (observer_) pes_.assign(static_cast<size_t>(R_ * C_), PeState{});
   }
 
   uint64_t run(Matrix<Out>& c) {
@@ -126,8 +123,6 @@ class Engine {
   }
 
  private:
-  FoldState& fold(int64_t f) { return live_[static_cast<size_t>(f - first_live_)]; }
-
   // Row pitch (in elements) of act_ and acc_: at least n, and an odd number of 64-byte
   // lines, so that the R rows (or C output rows) touched in one cycle fall into different
   // cache sets instead of aliasing when n is a power of two.
@@ -181,7 +176,8 @@ class Engine {
       compute(t);
       collect_outputs(t);
       if (observer_) observe(t, next_stream_);  // while the folds that drained are still visible
-      if (retire_drained()) return t + 1;
+      if (retire(folds_, [this](const FoldState& f) { return f.stream >= 0 && f.outputs == M_ * C_; }))
+        return t + 1;
     }
   }
 
@@ -257,17 +253,6 @@ class Engine {
     }
   }
 
-  // Retires drained folds (they drain in order); true when the last one has drained.
-  bool retire_drained() {
-    bool finished = false;
-    while (!live_.empty() && live_.front().stream >= 0 && live_.front().outputs == M_ * C_) {
-      if (live_.front().index == folds_ - 1) finished = true;
-      live_.erase(live_.begin());
-      ++first_live_;
-    }
-    return finished;
-  }
-
   void observe(int64_t t, int64_t next_stream) {
     for (int64_t r = 0; r < R_; ++r) {
       for (int64_t c = 0; c < C_; ++c) {
@@ -300,38 +285,34 @@ class Engine {
         }
       }
     }
-    observer_->on_cycle(static_cast<uint64_t>(t), pes_);
+    show(t);
   }
 
-  const int64_t R_, C_, P_, KR_, M_, K_, N_;  // P_: products per PE per cycle; KR_ = R_ * P_
-  const Convention convention_;
+  const int64_t KR_;  // K rows a fold covers: R_ rows of P_ lanes
   const Matrix<In>& b_;
-  GridObserver* observer_;
   int64_t row_folds_ = 0, col_folds_ = 0, folds_ = 0;
   int64_t act_pitch_ = 0, acc_pitch_ = 0;
 
   std::vector<V> act_, psum_, zeros_, acc_;
   std::vector<V> bank_[2];
-  std::vector<FoldState> live_;  // folds [first_live_, next_load_): loading, streaming, draining
-  int64_t first_live_ = 0;
+  // live_ (FoldedGrid) holds folds [first_live_, next_load_): loading, streaming, draining.
   int64_t next_load_ = 0;      // folds [0, next_load_) have started loading
   int64_t next_stream_ = 0;    // folds [0, next_stream_) have started streaming
   int64_t first_loading_ = 0;  // folds [first_loading_, next_load_) are still loading
   int64_t port_free_ = 0;      // first cycle the activation stream port is free
   std::vector<Segment<V>> streaming_;
-  std::vector<PeState> pes_;
 };
 
 }  // namespace
 
 uint64_t grid::run_weight_stationary(ArrayShape shape, Convention convention, const Matrix<int8_t>& a,
                                      const Matrix<int8_t>& b, Matrix<int32_t>& c, GridObserver* observer) {
-  return Engine<int8_t>(shape, convention, a, b, observer).run(c);
+  return grid::run<WsGrid>(shape, convention, a, b, c, observer);
 }
 
 uint64_t grid::run_weight_stationary(ArrayShape shape, Convention convention, const Matrix<float>& a,
                                      const Matrix<float>& b, Matrix<float>& c, GridObserver* observer) {
-  return Engine<float>(shape, convention, a, b, observer).run(c);
+  return grid::run<WsGrid>(shape, convention, a, b, c, observer);
 }
 
 namespace {
@@ -341,7 +322,7 @@ const Registration<Dataflow> registration{
                     "ws",
                     "weight-stationary: B (K on rows, N on columns) held, A's M rows streamed",
                     {GemmDim::k, GemmDim::n, GemmDim::m}},
-                   {held_operand_step_cycles, grid::run_weight_stationary, grid::run_weight_stationary})};
+                   grid::grid_functions<WsGrid>(held_operand_step_cycles))};
 
 }  // namespace
 }  // namespace systolic
