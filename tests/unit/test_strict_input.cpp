@@ -105,29 +105,38 @@ TEST_CASE("config integers are decimal, config numbers meet their documented bou
 
 TEST_CASE("trace integers are range-checked, never wrapped", "[strict]") {
   REQUIRE(trace_error(trace_text()) == "(no error)");
-  // 2^31 does not fit the int a layer index is: refused, not cast to -2^31.
-  CHECK_THAT(trace_error(trace_with("  matmul", "layer", "2147483648")),
-             Contains("key 'layer': expected an integer in [0, 2147483647], got '2147483648'"));
-  CHECK_THAT(trace_error(trace_with("  matmul", "layer", "4294967296")),
-             Contains("got '4294967296'"));
-  // Leading zero: neither octal 8 nor decimal 10.
-  CHECK_THAT(trace_error(trace_with("  matmul", "m", "010")), Contains("key 'm': expected an integer >= 1, got '010'"));
-  // 2^64 does not fit a wait count, nor does 2^32 (a wait holds 32 bits).
-  CHECK_THAT(trace_error(trace_with("  matmul", "wait", "act_ping_full>=18446744073709551616")),
-             Contains("expected a decimal count below 2^32 after '>='"));
-  CHECK_THAT(trace_error(trace_with("  matmul", "wait", "act_ping_full>=4294967296")),
-             Contains("expected a decimal count below 2^32 after '>='"));
-  // 2^32 x 2^32 elements of 1 byte: 2^64 bytes wraps to 0; refused before any check uses it.
-  CHECK_THAT(trace_error(trace_with("  dma", "shape", "4294967296x4294967296x1")),
-             Contains("dma shape 4294967296x4294967296x1 * elem 1 overflows 63 bits"));
-  // An address near 2^64 would wrap base + extent past the bounds check.
-  CHECK_THAT(trace_error(trace_with("  dma", "src", "hbm:0xffffffffffffff00")),
-             Contains("dma address 0xffffffffffffff00 * 2 overflows 63 bits"));
-  // M = 2^62 on a layer: m*k*n*repeat does not fit.
-  CHECK_THAT(trace_error(trace_with("layer 0", "m", "4611686018427387904")),
-             Contains("layer m*k*n*repeat = 4611686018427387904*8*10*1 overflows 63 bits"));
-  CHECK_THAT(trace_error(trace_with("  matmul", "m", "4611686018427387904")),
-             Contains("matmul m*k*n = 4611686018427387904*"));
+  // trace_with(after, key, value) is refused with a message containing `error`.
+  struct Case {
+    const char* after;
+    const char* key;
+    const char* value;
+    const char* error;
+  };
+  const Case cases[] = {
+      // 2^31 does not fit the int a layer index is: refused, not cast to -2^31.
+      {"  matmul", "layer", "2147483648",
+       "key 'layer': expected an integer in [0, 2147483647], got '2147483648'"},
+      {"  matmul", "layer", "4294967296", "got '4294967296'"},
+      // Leading zero: neither octal 8 nor decimal 10.
+      {"  matmul", "m", "010", "key 'm': expected an integer >= 1, got '010'"},
+      // 2^64 does not fit a wait count, nor does 2^32 (a wait holds 32 bits).
+      {"  matmul", "wait", "act_ping_full>=18446744073709551616",
+       "expected a decimal count below 2^32 after '>='"},
+      {"  matmul", "wait", "act_ping_full>=4294967296", "expected a decimal count below 2^32 after '>='"},
+      // 2^32 x 2^32 elements of 1 byte: 2^64 bytes wraps to 0; refused before any check uses it.
+      {"  dma", "shape", "4294967296x4294967296x1",
+       "dma shape 4294967296x4294967296x1 * elem 1 overflows 63 bits"},
+      // An address near 2^64 would wrap base + extent past the bounds check.
+      {"  dma", "src", "hbm:0xffffffffffffff00", "dma address 0xffffffffffffff00 * 2 overflows 63 bits"},
+      // M = 2^62 on a layer: m*k*n*repeat does not fit.
+      {"layer 0", "m", "4611686018427387904",
+       "layer m*k*n*repeat = 4611686018427387904*8*10*1 overflows 63 bits"},
+      {"  matmul", "m", "4611686018427387904", "matmul m*k*n = 4611686018427387904*"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.after << ": " << c.key << "=" << c.value);
+    CHECK_THAT(trace_error(trace_with(c.after, c.key, c.value)), Contains(c.error));
+  }
 }
 
 TEST_CASE("a trace matmul lies inside its layer", "[strict]") {
