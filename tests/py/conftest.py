@@ -46,6 +46,15 @@ def run_cli(*args, check=True, cwd=None):
     return proc
 
 
+def assert_refused(proc, message, *unwritten):
+    """What a bad input gets (docs/reliability.md): exit 2, an error containing `message`, and
+    none of `unwritten` (the outputs the command would have written) on disk."""
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr, proc.stderr
+    for path in unwritten:
+        assert not pathlib.Path(path).exists(), f"{path} was written"
+
+
 def run_report(*args, outdir):
     run_cli("run", *args, "-o", outdir, "-q")
     return json.loads((pathlib.Path(outdir) / "report.json").read_text())

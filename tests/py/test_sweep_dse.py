@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PYDIR, REPO, SYSTOLIC as CLI, require_python_module
+from conftest import PYDIR, REPO, SYSTOLIC as CLI, assert_refused, require_python_module
 
 systolic = require_python_module()
 import systolic.sweep  # noqa: E402
@@ -99,9 +99,7 @@ def test_bad_spec_stops_before_anything_runs(tmp_path, old, new, message, line):
     spec = tmp_path / "spec.yaml"
     spec.write_text(text)
     r = sweep_cli(spec, "-o", tmp_path / "out", "-q")
-    assert r.returncode == 2
-    assert f"spec.yaml:{line}: {message}" in r.stderr
-    assert not (tmp_path / "out").exists()
+    assert_refused(r, f"spec.yaml:{line}: {message}", tmp_path / "out")
 
 
 @pytest.mark.parametrize("flag, message", [
@@ -114,8 +112,7 @@ def test_bad_objective_or_constraint_exits_2_writing_nothing(tmp_path, flag, mes
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
     r = sweep_cli(spec, "-o", tmp_path / "out", "-q", *flag)
-    assert r.returncode == 2 and message in r.stderr
-    assert not (tmp_path / "out").exists()
+    assert_refused(r, message, tmp_path / "out")
 
 
 def test_earlier_failures_are_counted_and_named(tmp_path):
@@ -162,7 +159,7 @@ def test_pareto_and_energy_plots_from_a_sweep(tmp_path):
     other.write_text(SPEC)
     systolic.sweep(other, tmp_path / "out2", jobs=1, progress=False)
     proc = subprocess.run(plot + ["energy", str(tmp_path / "out2")], capture_output=True, text=True, env=ENV)
-    assert proc.returncode == 2 and "add energy_pj.* to the sweep's metrics" in proc.stderr
+    assert_refused(proc, "add energy_pj.* to the sweep's metrics")
 
 
 def test_design_space_specs_load():
