@@ -42,110 +42,149 @@ TOO_LONG = ("guarded: a request longer than every bucket is rejected before pack
 SERVING = ("invariant: the serving replay's own bookkeeping (requests left but none can run, conservation); "
            "every request's shape fits a bucket first (pack refuses one that fits none)")
 
-# (file, a fragment of the line) -> verdict and why.
+# file -> {a fragment of the line: verdict and why}.
 SITES = {
-    ("models/area/pe_area.cpp", "pe_um2_at_45nm"): "guarded: mxu.dtype takes only MXU types",
-    ("models/common/clock.hpp", "simulated-time range"):
-        "guarded: compile's check_cycle_range, and check_matmul_cycle_range for a trace (budget.cpp)",
-    ("models/common/config_issue.hpp", "validate()"): CONFIG_VALIDATE,
-    ("models/common/names.hpp", "name_table"): "invariant: a name table out of enum order, found at start-up",
-    ("models/common/registry.hpp", "registered twice"): "invariant: two implementations of one name, at start-up",
-    ("models/engine/wake_order.cpp", "a wait must end after now"):
-        "invariant: Engine::sleep returns at once for 0 ps, so every wait it hands on ends later",
-    ("models/system/symmetry.cpp", "a link no message crosses has no image"):
-        "invariant: a symmetry is kept only when every message's link has an image (chip_classes checks it)",
-    ("models/system/system.cpp", "chip classes of another system"):
-        "invariant: simulate() builds the classes from the same programs it passes the system",
-    ("sim/compile/collective.cpp", "needs CollectiveTarget::channels"):
-        "invariant: the tiled compiler always passes its channel table; channels come only from --mesh pp",
-    ("sim/compile/collective.cpp", "is not in its group"):
-        "invariant: shard_mesh puts each chip in the groups of its own mesh place",
-    ("sim/compile/collective.cpp", "decomposed, but not a single ring"):
-        "invariant: plan_overlap decomposes only what its algorithm lowers as one ring phase",
-    ("models/dma/dma_core.cpp", "throw std::invalid_argument(fmt::format("):
-        "guarded: schema.cpp refuses dma.request_bytes that is not a multiple of the burst",
-    ("models/dma/dma_core.cpp", "start() before"): "invariant: the DMA engine issues one descriptor at a time",
-    ("models/dma/dma_core.cpp", "check(d)"):
-        "guarded: the trace reader checks every DMA against the chip's memories ('outside memory')",
-    ("models/dma/dma_engine.cpp", "only executes DMA"): ENGINE_STREAM,
-    ("models/isa/program.hpp", "a count of 2^32 or more"):
-        "bounded: a count is at most the instructions signalling one semaphore; 2^32 would be over 800 GB "
-        "(the instruction budget refuses far less); the trace reader refuses a count of 2^32 or more",
-    ("models/isa/program.cpp", "index past the end"):
-        "invariant: the grid view reads instructions at the indices the engines' own records name",
-    ("models/hbm/hbm_core.cpp", "core clock"): "guarded: clock_mhz is in [1, 100000]",
-    ("models/hbm/hbm_core.cpp", "past the capacity"):
-        "guarded: compile refuses a workload past the HBM; the trace reader a DMA outside memory",
-    ("models/ici/ici_engine.cpp", "only executes send"): ENGINE_STREAM,
-    ("models/ici/topology.cpp", "at least one chip"): "guarded: ici.dims is in [1, 4096] per dimension",
-    ("models/mxu/dataflow.cpp", "dim_of"): "invariant: a switch over every GemmDim (-Werror=switch)",
-    ("models/mxu/dataflow.cpp", "std::logic_error(\"dataflow \""):
-        "invariant: mxu.dataflow takes only registered dataflows",
-    ("models/mxu/grid_common.cpp", "empty matrix"): "guarded: matmul m, k, n are at least 1 in every reader",
-    ("models/mxu/grid_common.cpp", "PeGrid::run: A is"): "invariant: the MXU builds both operands of one matmul",
-    ("models/mxu/grid_common.cpp", "data size"): "invariant: the MXU builds both operands of one matmul",
-    ("models/mxu/grid_recorder.cpp", "GridRecorder: got"): "invariant: the recorder is made for the grid it watches",
-    ("models/mxu/grid_recorder.cpp", "GridRecorder: cycle"): "invariant: simulated time only moves forward",
-    ("models/mxu/mxu_timing.cpp", "__builtin_mul_overflow"):
-        "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
-    ("models/mxu/mxu_timing.cpp", "__builtin_add_overflow"):
-        "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
-    ("models/mxu/pe_grid.cpp", "at least 1x1"): "guarded: mxu.rows and mxu.cols are in [1, 65536]",
-    ("models/vpu/vpu_core.cpp", "unknown vector kind"): "invariant: a switch over every VectorKind (-Werror=switch)",
-    ("models/vpu/vpu_core.cpp", "exceeds 64 bits"):
-        "guarded: readers keep rows x cols x repeat within 63 bits (trace: 'overflows 63 bits')",
-    ("models/vpu/vpu_core.cpp", "negative tensor size"): "guarded: no reader takes a sign on a size",
-    ("models/vpu/vpu_engine.cpp", "catch (const std::exception"):
-        "converted: VpuEngine::check turns vpu_cycles' exception into the message the trace reader reports",
-    ("models/vpu/vpu_engine.cpp", "check(op)"): "guarded: the trace reader runs the same VpuEngine::check per op",
-    ("models/vpu/vpu_engine.cpp", "only executes vector"): ENGINE_STREAM,
-    ("sim/cli/main.cpp", "catch (const std::exception"): "the catch-all itself: exit 1, what this test walks",
-    ("sim/common/csv_fields.cpp", "csv_init failed"): "invariant: libcsv out of memory",
-    ("sim/common/csv_fields.cpp", "malformed CSV line"):
-        "converted: the SCALE-Sim and request-log readers catch it with the file and line",
-    ("sim/common/cycle_range.cpp", "std::stoull"): "bounded: at most 18 digits, checked first",
-    ("sim/common/percentile.cpp", "percentile"): "invariant: called with fixed quantiles",
-    ("sim/common/scalars.hpp", "single value"): "converted: every reader of a scalar catches it with the key",
-    ("sim/common/scalars.hpp", "expected {}, got"): "converted: every reader of a scalar catches it with the key",
-    ("sim/compile/tiled_internal.hpp", "compile_collective"): "invariant: the compiler routes ICI work itself",
-    ("sim/config/hash.cpp", "std::stoull"): "bounded: at most 19 digits, checked first (< 2^64)",
-    ("sim/config/schema_ici.cpp", "std::stoll"): "bounded: at most 6 digits, checked first",
-    ("sim/config/values.hpp", "registry used before"): "invariant: static-initialisation order, at start-up",
-    ("sim/packing/bin_packers.cpp", "lane_length must be positive"):
-        "guarded: bucket sequence lengths are at least 1 (bucket-set reader)",
-    ("sim/packing/bin_packers.cpp", "throw std::invalid_argument(fmt::format("): TOO_LONG,
-    ("sim/packing/decode.cpp", "no token to decode"): "guarded: the request-log reader takes output tokens >= 1",
-    ("sim/packing/decode.cpp", "needs a KV length"): TOO_LONG,
-    ("sim/packing/decode.cpp", "no decode shapes"): "guarded: the bucket-set reader requires decode shapes",
-    ("sim/packing/packer.cpp", "no prefill shapes"): "guarded: the bucket-set reader requires prefill shapes",
-    ("sim/packing/packer.cpp", "fits no bucket"): TOO_LONG,
-    ("sim/packing/packer.cpp", "appears twice"): "guarded: the request-log reader refuses a repeated id",
-    ("sim/report/report.cpp", "more MACs than their peak"): "invariant: physics (a MAC per PE per cycle at most)",
-    ("sim/report/timeline_file.cpp", "deflateInit2"): "invariant: zlib out of memory",
-    ("sim/report/timeline_file.cpp", "catch (...)"): "rethrow",
-    ("sim/serving/batching.cpp", "nothing can run"): SERVING,
-    ("sim/serving/shape_workers.cpp", "the replay simulates it again"): "deferred",
-    ("sim/serving/shape_workers.cpp", "nobody asked for it yet"): "deferred",
-    ("sim/serving/shape_workers.cpp", "then rethrows"): "rethrow",
-    ("sim/serving/engine.cpp", "serving engine"): SERVING,
-    ("sim/serving/metrics.cpp", "serving conservation"): SERVING,
-    ("sim/serving/schedulers/chunked.cpp", "nothing can run"): SERVING,
-    ("sim/serving/schedulers/disaggregated.cpp", "nothing can run"): SERVING,
-    ("sim/serving/schedulers/static.cpp", "nothing can run"): SERVING,
-    ("sim/trace/trace_field_reader.hpp", "throw std::invalid_argument"):
-        "converted: trace_reader.cpp catches it and reports the file and line",
-    ("sim/trace/trace_field_reader.hpp", "std::stod"): "converted: caught on the next line, then as above",
-    ("sim/trace/trace_field_reader.hpp", "catch (const std::exception"): "converted: rethrown as invalid_argument",
-    ("sim/trace/trace_reader.cpp", "std::stoi"): "bounded: at most 5 digits, checked first",
-    ("sim/trace/trace_tokens.cpp", "throw std::invalid_argument"):
-        "converted: trace_reader.cpp catches it and reports the file and line",
-    ("sim/viz/html_writer.cpp", "data marker"): "invariant: the page template is compiled in",
-    ("sim/viz/vcd_clock.cpp", "std::stoull"): "invariant: parses SystemC's own VCD output",
-    ("sim/viz/vcd_tracer.cpp", "catch (...)"): "rethrow",
-    ("sim/workload/transformer/lower.cpp", "exceed 64 bits"):
-        "guarded: each op's multiply-adds and elements are checked below 2^63 first ('expected a smaller bucket')",
-    ("sim/workload/transformer/lower.cpp", "is not a vector op"): "invariant: the lowering names its own ops",
-    ("sim/workload/transformer/model_reader.cpp", "joined by"): "invariant: the sharder joins collectives to matmuls",
+    "models/area/pe_area.cpp": {"pe_um2_at_45nm": "guarded: mxu.dtype takes only MXU types"},
+    "models/common/clock.hpp": {
+        "simulated-time range":
+            "guarded: compile's check_cycle_range, and check_matmul_cycle_range for a trace (budget.cpp)",
+    },
+    "models/common/config_issue.hpp": {"validate()": CONFIG_VALIDATE},
+    "models/common/names.hpp": {"name_table": "invariant: a name table out of enum order, found at start-up"},
+    "models/common/registry.hpp": {"registered twice": "invariant: two implementations of one name, at start-up"},
+    "models/engine/wake_order.cpp": {
+        "a wait must end after now":
+            "invariant: Engine::sleep returns at once for 0 ps, so every wait it hands on ends later",
+    },
+    "models/system/symmetry.cpp": {
+        "a link no message crosses has no image":
+            "invariant: a symmetry is kept only when every message's link has an image (chip_classes checks it)",
+    },
+    "models/system/system.cpp": {
+        "chip classes of another system":
+            "invariant: simulate() builds the classes from the same programs it passes the system",
+    },
+    "sim/compile/collective.cpp": {
+        "needs CollectiveTarget::channels":
+            "invariant: the tiled compiler always passes its channel table; channels come only from --mesh pp",
+        "is not in its group": "invariant: shard_mesh puts each chip in the groups of its own mesh place",
+        "decomposed, but not a single ring":
+            "invariant: plan_overlap decomposes only what its algorithm lowers as one ring phase",
+    },
+    "models/dma/dma_core.cpp": {
+        "throw std::invalid_argument(fmt::format(":
+            "guarded: schema.cpp refuses dma.request_bytes that is not a multiple of the burst",
+        "start() before": "invariant: the DMA engine issues one descriptor at a time",
+        "check(d)": "guarded: the trace reader checks every DMA against the chip's memories ('outside memory')",
+    },
+    "models/dma/dma_engine.cpp": {"only executes DMA": ENGINE_STREAM},
+    "models/isa/program.hpp": {
+        "a count of 2^32 or more":
+            "bounded: a count is at most the instructions signalling one semaphore; 2^32 would be over 800 GB "
+            "(the instruction budget refuses far less); the trace reader refuses a count of 2^32 or more",
+    },
+    "models/isa/program.cpp": {
+        "index past the end":
+            "invariant: the grid view reads instructions at the indices the engines' own records name",
+    },
+    "models/hbm/hbm_core.cpp": {
+        "core clock": "guarded: clock_mhz is in [1, 100000]",
+        "past the capacity": "guarded: compile refuses a workload past the HBM; the trace reader a DMA outside memory",
+    },
+    "models/ici/ici_engine.cpp": {"only executes send": ENGINE_STREAM},
+    "models/ici/topology.cpp": {"at least one chip": "guarded: ici.dims is in [1, 4096] per dimension"},
+    "models/mxu/dataflow.cpp": {
+        "dim_of": "invariant: a switch over every GemmDim (-Werror=switch)",
+        "std::logic_error(\"dataflow \"": "invariant: mxu.dataflow takes only registered dataflows",
+    },
+    "models/mxu/grid_common.cpp": {
+        "empty matrix": "guarded: matmul m, k, n are at least 1 in every reader",
+        "PeGrid::run: A is": "invariant: the MXU builds both operands of one matmul",
+        "data size": "invariant: the MXU builds both operands of one matmul",
+    },
+    "models/mxu/grid_recorder.cpp": {
+        "GridRecorder: got": "invariant: the recorder is made for the grid it watches",
+        "GridRecorder: cycle": "invariant: simulated time only moves forward",
+    },
+    "models/mxu/mxu_timing.cpp": {
+        "__builtin_mul_overflow": "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
+        "__builtin_add_overflow": "guarded: caught as overflow by check_cycle_range and check_matmul_cycle_range first",
+    },
+    "models/mxu/pe_grid.cpp": {"at least 1x1": "guarded: mxu.rows and mxu.cols are in [1, 65536]"},
+    "models/vpu/vpu_core.cpp": {
+        "unknown vector kind": "invariant: a switch over every VectorKind (-Werror=switch)",
+        "exceeds 64 bits": "guarded: readers keep rows x cols x repeat within 63 bits (trace: 'overflows 63 bits')",
+        "negative tensor size": "guarded: no reader takes a sign on a size",
+    },
+    "models/vpu/vpu_engine.cpp": {
+        "catch (const std::exception":
+            "converted: VpuEngine::check turns vpu_cycles' exception into the message the trace reader reports",
+        "check(op)": "guarded: the trace reader runs the same VpuEngine::check per op",
+        "only executes vector": ENGINE_STREAM,
+    },
+    "sim/cli/main.cpp": {"catch (const std::exception": "the catch-all itself: exit 1, what this test walks"},
+    "sim/common/csv_fields.cpp": {
+        "csv_init failed": "invariant: libcsv out of memory",
+        "malformed CSV line": "converted: the SCALE-Sim and request-log readers catch it with the file and line",
+    },
+    "sim/common/cycle_range.cpp": {"std::stoull": "bounded: at most 18 digits, checked first"},
+    "sim/common/percentile.cpp": {"percentile": "invariant: called with fixed quantiles"},
+    "sim/common/scalars.hpp": {
+        "single value": "converted: every reader of a scalar catches it with the key",
+        "expected {}, got": "converted: every reader of a scalar catches it with the key",
+    },
+    "sim/compile/tiled_internal.hpp": {"compile_collective": "invariant: the compiler routes ICI work itself"},
+    "sim/config/hash.cpp": {"std::stoull": "bounded: at most 19 digits, checked first (< 2^64)"},
+    "sim/config/schema_ici.cpp": {"std::stoll": "bounded: at most 6 digits, checked first"},
+    "sim/config/values.hpp": {"registry used before": "invariant: static-initialisation order, at start-up"},
+    "sim/packing/bin_packers.cpp": {
+        "lane_length must be positive": "guarded: bucket sequence lengths are at least 1 (bucket-set reader)",
+        "throw std::invalid_argument(fmt::format(": TOO_LONG,
+    },
+    "sim/packing/decode.cpp": {
+        "no token to decode": "guarded: the request-log reader takes output tokens >= 1",
+        "needs a KV length": TOO_LONG,
+        "no decode shapes": "guarded: the bucket-set reader requires decode shapes",
+    },
+    "sim/packing/packer.cpp": {
+        "no prefill shapes": "guarded: the bucket-set reader requires prefill shapes",
+        "fits no bucket": TOO_LONG,
+        "appears twice": "guarded: the request-log reader refuses a repeated id",
+    },
+    "sim/report/report.cpp": {"more MACs than their peak": "invariant: physics (a MAC per PE per cycle at most)"},
+    "sim/report/timeline_file.cpp": {
+        "deflateInit2": "invariant: zlib out of memory",
+        "catch (...)": "rethrow",
+    },
+    "sim/serving/batching.cpp": {"nothing can run": SERVING},
+    "sim/serving/shape_workers.cpp": {
+        "the replay simulates it again": "deferred",
+        "nobody asked for it yet": "deferred",
+        "then rethrows": "rethrow",
+    },
+    "sim/serving/engine.cpp": {"serving engine": SERVING},
+    "sim/serving/metrics.cpp": {"serving conservation": SERVING},
+    "sim/serving/schedulers/chunked.cpp": {"nothing can run": SERVING},
+    "sim/serving/schedulers/disaggregated.cpp": {"nothing can run": SERVING},
+    "sim/serving/schedulers/static.cpp": {"nothing can run": SERVING},
+    "sim/trace/trace_field_reader.hpp": {
+        "throw std::invalid_argument": "converted: trace_reader.cpp catches it and reports the file and line",
+        "std::stod": "converted: caught on the next line, then as above",
+        "catch (const std::exception": "converted: rethrown as invalid_argument",
+    },
+    "sim/trace/trace_reader.cpp": {"std::stoi": "bounded: at most 5 digits, checked first"},
+    "sim/trace/trace_tokens.cpp": {
+        "throw std::invalid_argument": "converted: trace_reader.cpp catches it and reports the file and line",
+    },
+    "sim/viz/html_writer.cpp": {"data marker": "invariant: the page template is compiled in"},
+    "sim/viz/vcd_clock.cpp": {"std::stoull": "invariant: parses SystemC's own VCD output"},
+    "sim/viz/vcd_tracer.cpp": {"catch (...)": "rethrow"},
+    "sim/workload/transformer/lower.cpp": {
+        "exceed 64 bits":
+            "guarded: each op's multiply-adds and elements are checked below 2^63 first ('expected a smaller bucket')",
+        "is not a vector op": "invariant: the lowering names its own ops",
+    },
+    "sim/workload/transformer/model_reader.cpp": {"joined by": "invariant: the sharder joins collectives to matmuls"},
 }
 
 
@@ -163,10 +202,11 @@ def sites():
 def test_every_path_is_accounted_for():
     found = sites()
     unclassified = [f"{f}:{n}: {line}" for f, n, line in found
-                    if not any(f == file and fragment in line for file, fragment in SITES)]
+                    if not any(fragment in line for fragment in SITES.get(f, {}))]
     assert not unclassified, "classify these in SITES (converted, guarded, bounded, invariant):\n" + "\n".join(
         unclassified)
-    stale = [key for key in SITES if not any(f == key[0] and key[1] in line for f, _, line in found)]
+    stale = [(file, fragment) for file, fragments in SITES.items() for fragment in fragments
+             if not any(f == file and fragment in line for f, _, line in found)]
     assert not stale, f"no longer in the code, remove from SITES: {stale}"
     assert len(found) >= 80  # the walk found what it walks: 88 sites when written
 
