@@ -78,23 +78,46 @@ SPEC_KEYS = {
     "pack": "serve a request log at every point, as `systolic pack` (model, requests, buckets, ...)",
 }
 
+def _text(value):
+    return isinstance(value, str)
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _flag(value):
+    return isinstance(value, bool)
+
+
+def _one_of(*choices):
+    return lambda value: _text(value) and value in choices
+
+
+_POSITIVE = (lambda value: _whole(value) and value >= 1, "a positive integer")
+
 # Keys of how a workload is instantiated (systolic.run's arguments, `systolic run`'s flags):
 # allowed wherever a config key is (set, grid, list), so a model's shape, phase, tensor
-# parallelism and dtypes are axes like any config key. Each with what its values must be.
+# parallelism and dtypes are axes like any config key. Each with the test its values pass and
+# what an error says they must be.
 WORKLOAD_KEYS = {
-    "bucket": (str, "a shape BxS, e.g. 1x128"),
-    "phase": (str, "prefill or decode"),
-    "tp": (int, "a positive integer"),
-    "ep": (int, "a positive integer"),
-    "mesh": (str, "a parallelism mesh, e.g. dp=4,tp=8"),
-    "micro_batches": (int, "a positive integer"),
-    "overlap": (bool, "true or false"),
-    "routing": (str, "uniform or skewed"),
-    "skew": (float, "a number"),
-    "routing_seed": (int, "a non-negative integer"),
-    "weight_dtype": (str, "a dtype name, e.g. int8"),
-    "activation_dtype": (str, "a dtype name, e.g. bf16"),
-    "kv_dtype": (str, "a dtype name, e.g. fp8_e4m3"),
+    "bucket": (_text, "a shape BxS, e.g. 1x128"),
+    "phase": (_one_of("prefill", "decode"), "prefill or decode"),
+    "tp": _POSITIVE,
+    "ep": _POSITIVE,
+    "mesh": (_text, "a parallelism mesh, e.g. dp=4,tp=8"),
+    "micro_batches": _POSITIVE,
+    "overlap": (_flag, "true or false"),
+    "routing": (_text, "uniform or skewed"),
+    "skew": (_number, "a number"),
+    "routing_seed": (_whole, "a non-negative integer"),  # a negative one fails at its point (run's uint64)
+    "weight_dtype": (_text, "a dtype name, e.g. int8"),
+    "activation_dtype": (_text, "a dtype name, e.g. bf16"),
+    "kv_dtype": (_text, "a dtype name, e.g. fp8_e4m3"),
 }
 
 
@@ -234,16 +257,8 @@ def _check_keys(keys, known, base_config, lines, *path, pack_spec=False):
 
 
 def _check_workload_value(key, value, lines, *path):
-    kind, what = WORKLOAD_KEYS[key]
-    ok = (isinstance(value, str) if kind is str else
-          isinstance(value, bool) if kind is bool else
-          isinstance(value, int) and not isinstance(value, bool) if kind is int else
-          isinstance(value, (int, float)) and not isinstance(value, bool))
-    if ok and key == "phase":
-        ok = value in ("prefill", "decode")
-    if ok and key in ("tp", "ep", "micro_batches"):
-        ok = value >= 1
-    if not ok:
+    passes, what = WORKLOAD_KEYS[key]
+    if not passes(value):
         raise lines.error(f"'{key}': expected {what}, got {value!r}", *path)
 
 
