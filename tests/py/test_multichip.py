@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import REPO, SYSTOLIC, model_with, require_python_module, run_cli, run_report
+from conftest import REPO, SYSTOLIC, assert_refused, model_with, require_python_module, run_cli, run_report
 
 V5E = REPO / "configs" / "tpu-v5e-8.yaml"
 MODELS = REPO / "traces" / "models"
@@ -240,14 +240,29 @@ def test_exposed_communication_grows_with_the_layers(systolic_bin, tmp_path):
 
 # ---- 3. bad inputs --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("model,args,needle", [
+def run_refused(tmp_path, model, args, needle):
+    """`run` of `model` at 1x128 on the 8-chip v5e with `args`: exit 2 naming the culprit
+    (`needle`), nothing on stdout, no report."""
+    out = tmp_path / "out"
+    proc = run_cli("run", "-c", V5E, "-w", MODELS / model, "--bucket", "1x128", *args, "-o", out, check=False)
+    assert_refused(proc, needle, out / "report.json")
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("setting,needle", [
     # The topology needs as many dimensions as it has; each dimension at least one chip.
-    ("llama2-70b.yaml", ["--set", "ici.dims=8"], "key 'ici.dims': expected 2 dimensions for torus2d (e.g. 2x4), got '8'"),
-    ("llama2-70b.yaml", ["--set", "ici.topology=torus3d"], "key 'ici.dims': expected 3 dimensions for torus3d"),
-    ("llama2-70b.yaml", ["--set", "ici.dims=0x8"], "key 'ici.dims': expected chip counts in [1, 4096] per dimension"),
-    ("llama2-70b.yaml", ["--set", "ici.link_gbps=0"], "key 'ici.link_gbps': expected a bandwidth > 0 GB/s, got 0"),
-    ("llama2-70b.yaml", ["--set", "ici.link_gbs=50"], "unknown key 'ici.link_gbs' (did you mean 'ici.link_gbps'?)"),
-    ("llama2-70b.yaml", ["--set", "ici.ports=2"], "key 'ici.ports': expected at least 4"),
+    ("ici.dims=8", "key 'ici.dims': expected 2 dimensions for torus2d (e.g. 2x4), got '8'"),
+    ("ici.topology=torus3d", "key 'ici.dims': expected 3 dimensions for torus3d"),
+    ("ici.dims=0x8", "key 'ici.dims': expected chip counts in [1, 4096] per dimension"),
+    ("ici.link_gbps=0", "key 'ici.link_gbps': expected a bandwidth > 0 GB/s, got 0"),
+    ("ici.link_gbs=50", "unknown key 'ici.link_gbs' (did you mean 'ici.link_gbps'?)"),
+    ("ici.ports=2", "key 'ici.ports': expected at least 4"),
+])
+def test_bad_interconnect_keys_exit_2_naming_the_key(systolic_bin, tmp_path, setting, needle):
+    run_refused(tmp_path, "llama2-70b.yaml", ["--set", setting], needle)
+
+
+@pytest.mark.parametrize("model,args,needle", [
     ("llama2-70b.yaml", ["--tp", "3"], "--tp 3: expected 1 or the system's chip count (8)"),
     ("llama2-70b.yaml", ["--tp", "16"], "--tp 16: expected 1 or the system's chip count (8)"),
     ("gpt2.yaml", ["--tp", "8"], "--tp 8 does not divide heads = 12"),
@@ -270,12 +285,7 @@ def test_exposed_communication_grows_with_the_layers(systolic_bin, tmp_path):
     ("llama2-70b.yaml", ["--overlap", "maybe"], "--overlap: maybe not in {on,off}"),
 ])
 def test_bad_multichip_inputs_exit_2_naming_the_culprit(systolic_bin, tmp_path, model, args, needle):
-    out = tmp_path / "out"
-    proc = run_cli("run", "-c", V5E, "-w", MODELS / model, "--bucket", "1x128", *args, "-o", out, check=False)
-    assert proc.returncode == 2, proc.stderr
-    assert needle in proc.stderr
-    assert proc.stdout == ""
-    assert not (out / "report.json").exists()
+    run_refused(tmp_path, model, args, needle)
 
 
 def test_unknown_ici_key_in_a_config_file_names_its_line(systolic_bin, tmp_path):
