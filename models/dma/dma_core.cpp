@@ -187,20 +187,61 @@ void DmaCore::issue_one() {
 
 // The only leg left has an HBM side: its requests back to back up to the horizon, the same
 // requests, times and bookings as issue_one() one by one, with the loop state in locals, the
-// counters summed once and the HBM booked through a Stream (kBook: every request is known to
-// lie in one HBM piece, see book_pieces_).
+// counters summed once, the HBM booked through a Stream (kBook: every request is known to
+// lie in one HBM piece, see book_pieces_) and the scratchpad through a Booking. The loop is
+// what real memory costs (one pass per HBM request): each of its instructions shows in the
+// wall time of a real-memory run (docs/performance.md).
+namespace {
+// The scratchpad side of a request loop: none, a Booking of its ports, or (more ports than
+// the Bookings cover) the scratchpad itself.
+struct NoSram {
+  NoSram(Scratchpad*, bool) {}
+  uint64_t access(uint64_t, uint64_t ready_ps) { return ready_ps; }
+  void booked(uint64_t) {}
+};
+struct SramInPlace {
+  SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
+  uint64_t access(uint64_t bytes, uint64_t ready_ps) { return s.access(write, bytes, ready_ps); }
+  void booked(uint64_t) {}  // access() counted them
+  Scratchpad& s;
+  const bool write;
+};
+}  // namespace
+
 void DmaCore::stream(Leg& leg, uint64_t horizon_ps) {
   if (book_pieces_)
-    stream_requests<true>(leg, horizon_ps);
+    stream_with_sram<true>(leg, horizon_ps);
   else
-    stream_requests<false>(leg, horizon_ps);
+    stream_with_sram<false>(leg, horizon_ps);
 }
 
 template <bool kBook>
-void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps) {
+void DmaCore::stream_with_sram(Leg& leg, uint64_t horizon_ps) {
+  // The SRAM side, if any: read before the HBM write, written after the HBM read.
+  Scratchpad* const pad = leg.write ? src_sram_ : dst_sram_;
+  if (!pad)
+    stream_requests<kBook, false, NoSram>(leg, horizon_ps, pad);
+  else if (pad->ports() == 1)
+    stream_on_sram<kBook, Scratchpad::Booking<1>>(leg, horizon_ps, pad);
+  else if (pad->ports() == 2)
+    stream_on_sram<kBook, Scratchpad::Booking<2>>(leg, horizon_ps, pad);
+  else
+    stream_on_sram<kBook, SramInPlace>(leg, horizon_ps, pad);
+}
+
+template <bool kBook, class Sram>
+void DmaCore::stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
+  if (leg.write)
+    stream_requests<kBook, true, Sram>(leg, horizon_ps, pad);
+  else
+    stream_requests<kBook, false, Sram>(leg, horizon_ps, pad);
+}
+
+template <bool kBook, bool kSramFirst, class Sram>
+void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   HbmCore::Stream hbm(hbm_, leg.write);
-  Scratchpad* const before = leg.write ? src_sram_ : nullptr;  // read before the HBM write
-  Scratchpad* const after = leg.write ? nullptr : dst_sram_;   // written after the HBM read
+  Sram sram(pad, !leg.write);
+  const uint64_t request_mask = request_bytes_ - 1;  // kBook: request_bytes_ is a power of two
   uint64_t* const window = window_.data();
   const size_t slots = window_.size();
   size_t slot = slot_;
@@ -209,20 +250,35 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps) {
     const DmaRun run = leg.cursor.current();
     const uint64_t end = run.address + run.bytes;
     uint64_t a = run.address + leg.offset;
-    while (a < end) {
-      const uint64_t t = std::max(issue, window[slot]);
-      if (t > horizon_ps) break;
-      const uint64_t n = std::min(end - a, request_end(a) - a);
-      const uint64_t ready = before ? before->access(false, n, t) : t;
-      uint64_t done = kBook ? hbm.book(a, n, ready) : hbm.access(a, n, ready);
-      if (after) done = after->access(true, n, done);
-      issue = t;
-      window[slot] = done;
-      slot = slot + 1 == slots ? 0 : slot + 1;
-      completion = std::max(completion, done);
-      a += n;
-      bytes += n;
-      ++requests;
+    bool at_horizon = false;
+    while (a < end && !at_horizon) {
+      // kBook: the requests up to the end of a's round of interleave blocks share its mapping
+      // (a request never crosses a round: it lies in one piece).
+      const HbmCore::Round round = kBook ? hbm.round_at(a) : HbmCore::Round{};
+      const uint64_t stop = kBook ? std::min(end, round.end) : end;
+      while (a < stop) {
+        const uint64_t t = std::max(issue, window[slot]);
+        if (t > horizon_ps) {
+          at_horizon = true;
+          break;
+        }
+        const uint64_t n =
+            std::min(stop - a, kBook ? request_mask + 1 - (a & request_mask) : request_end(a) - a);
+        uint64_t done;
+        if (kSramFirst) {
+          const uint64_t ready = sram.access(n, t);
+          done = kBook ? hbm.book_in(round, a, n, ready) : hbm.access(a, n, ready);
+        } else {
+          done = sram.access(n, kBook ? hbm.book_in(round, a, n, t) : hbm.access(a, n, t));
+        }
+        issue = t;
+        window[slot] = done;
+        slot = slot + 1 == slots ? 0 : slot + 1;
+        completion = std::max(completion, done);
+        a += n;
+        bytes += n;
+        ++requests;
+      }
     }
     if (a < end) {  // stopped at the horizon
       leg.offset = a - run.address;
@@ -230,6 +286,8 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps) {
     }
     next_run(leg);
   }
+  if (kBook) hbm.booked(requests, bytes);
+  sram.booked(bytes);
   slot_ = slot;
   issue_ = issue;
   completion_ = completion;

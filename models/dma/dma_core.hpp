@@ -87,7 +87,11 @@ class DmaCore {
   void issue_one();
   void stream(Leg& leg, uint64_t horizon_ps);  // issue_until's fast path: one HBM leg left
   template <bool kBook>
-  void stream_requests(Leg& leg, uint64_t horizon_ps);
+  void stream_with_sram(Leg& leg, uint64_t horizon_ps);
+  template <bool kBook, class Sram>
+  void stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
+  template <bool kBook, bool kSramFirst, class Sram>
+  void stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
   uint64_t take(Leg& leg, uint64_t& address);   // the leg's next request; returns its size
   void next_run(Leg& leg);                      // after the last request of the current run
   void retire(uint64_t t, uint64_t done);       // a request issued at t completes at done
