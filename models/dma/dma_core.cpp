@@ -30,6 +30,7 @@ DmaCore::DmaCore(HbmCore& hbm, std::vector<Scratchpad*> scratchpads, const DmaCo
   // Requests never cross a multiple of request_bytes; when that divides the HBM's piece, each
   // lies in one piece (and start() checked the descriptor against the capacity).
   book_pieces_ = request_pow2_ && hbm_.piece_bytes() != 0 && request_bytes_ <= hbm_.piece_bytes();
+  book_blocks_ = book_pieces_ && hbm_.whole_blocks() && request_bytes_ == hbm_.piece_bytes();
   window_.assign(config_.max_outstanding, 0);
 }
 
@@ -128,10 +129,12 @@ bool DmaCore::issue_until(uint64_t horizon_ps) {
 inline void DmaCore::next_run(Leg& leg) {
   leg.offset = 0;
   leg.cursor.advance();
-  if (leg.cursor.done()) {
-    leg.active = false;
-    --legs_left_;
-  }
+  if (leg.cursor.done()) end_leg(leg);
+}
+
+void DmaCore::end_leg(Leg& leg) {
+  leg.active = false;
+  --legs_left_;
 }
 
 // The request [a, a + n) of `leg`, from its cursor; moves the cursor past it.
@@ -237,6 +240,8 @@ void DmaCore::stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     stream_requests<kBook, false, Sram>(leg, horizon_ps, pad);
 }
 
+// One function, longer than most, on purpose: the whole loop's state stays in its frame, where
+// the compiler keeps it in registers across the stores to banks, windows and ports.
 template <bool kBook, bool kSramFirst, class Sram>
 void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   HbmCore::Stream hbm(hbm_, leg.write);
@@ -246,46 +251,64 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   const size_t slots = window_.size();
   size_t slot = slot_;
   uint64_t issue = issue_, completion = completion_, bytes = 0, requests = 0;
-  while (leg.active) {
-    const DmaRun run = leg.cursor.current();
+  uint64_t a = 0;
+  // Issues the request [a, a + n) if it may issue by the horizon (else false), `book` booking
+  // its HBM side from a ready time.
+  auto issue_request = [&](uint64_t n, auto&& book) {
+    const uint64_t t = std::max(issue, window[slot]);
+    if (t > horizon_ps) return false;
+    const uint64_t done = kSramFirst ? book(sram.access(n, t)) : sram.access(n, book(t));
+    issue = t;
+    window[slot] = done;
+    slot = slot + 1 == slots ? 0 : slot + 1;
+    completion = std::max(completion, done);
+    a += n;
+    bytes += n;
+    ++requests;
+    return true;
+  };
+  // The runs from a local cursor: one member of `leg` would be reloaded after every store.
+  RunCursor cursor = leg.cursor;
+  uint64_t offset = leg.offset;
+  bool at_horizon = false;
+  while (!at_horizon) {
+    const DmaRun run = cursor.current();
     const uint64_t end = run.address + run.bytes;
-    uint64_t a = run.address + leg.offset;
-    bool at_horizon = false;
+    a = run.address + offset;
     while (a < end && !at_horizon) {
-      // kBook: the requests up to the end of a's round of interleave blocks share its mapping
-      // (a request never crosses a round: it lies in one piece).
-      const HbmCore::Round round = kBook ? hbm.round_at(a) : HbmCore::Round{};
-      const uint64_t stop = kBook ? std::min(end, round.end) : end;
-      while (a < stop) {
-        const uint64_t t = std::max(issue, window[slot]);
-        if (t > horizon_ps) {
-          at_horizon = true;
-          break;
-        }
-        const uint64_t n =
-            std::min(stop - a, kBook ? request_mask + 1 - (a & request_mask) : request_end(a) - a);
-        uint64_t done;
-        if (kSramFirst) {
-          const uint64_t ready = sram.access(n, t);
-          done = kBook ? hbm.book_in(round, a, n, ready) : hbm.access(a, n, ready);
-        } else {
-          done = sram.access(n, kBook ? hbm.book_in(round, a, n, t) : hbm.access(a, n, t));
-        }
-        issue = t;
-        window[slot] = done;
-        slot = slot + 1 == slots ? 0 : slot + 1;
-        completion = std::max(completion, done);
-        a += n;
-        bytes += n;
-        ++requests;
+      if (!kBook) {
+        const uint64_t n = std::min(end - a, request_end(a) - a);
+        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.access(a, n, t); });
+        continue;
+      }
+      // The requests up to the end of a's round of interleave blocks share its mapping (a
+      // request never crosses a round: it lies in one piece); whole blocks in a row go to one
+      // pseudo-channel after another.
+      const HbmCore::Round round = hbm.round_at(a);
+      const uint64_t stop = std::min(end, round.end);
+      if (book_blocks_ && (a & request_mask) == 0 && stop - a > request_mask) {
+        HbmCore::Stream::Blocks blocks = hbm.blocks_at(round, a);
+        const uint64_t whole = a + ((stop - a) & ~request_mask);
+        const uint64_t n = request_mask + 1;
+        while (a < whole && !at_horizon)
+          at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
+      }
+      while (a < stop && !at_horizon) {
+        const uint64_t n = std::min(stop - a, request_mask + 1 - (a & request_mask));
+        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_in(round, a, n, t); });
       }
     }
     if (a < end) {  // stopped at the horizon
-      leg.offset = a - run.address;
+      offset = a - run.address;
       break;
     }
-    next_run(leg);
+    offset = 0;
+    cursor.advance();
+    if (cursor.done()) break;
   }
+  leg.cursor = cursor;
+  leg.offset = offset;
+  if (cursor.done()) end_leg(leg);
   if (kBook) hbm.booked(requests, bytes);
   sram.booked(bytes);
   slot_ = slot;

@@ -94,6 +94,7 @@ class DmaCore {
   void stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
   uint64_t take(Leg& leg, uint64_t& address);   // the leg's next request; returns its size
   void next_run(Leg& leg);                      // after the last request of the current run
+  void end_leg(Leg& leg);                       // after the last run
   void retire(uint64_t t, uint64_t done);       // a request issued at t completes at done
   void count(const Leg& leg, uint64_t bytes, uint64_t requests);
   // End of the request-aligned block holding address a.
@@ -110,6 +111,7 @@ class DmaCore {
   uint64_t request_bytes_;
   bool request_pow2_;
   bool book_pieces_;  // every request lies in one HBM piece (HbmCore::Stream::book)
+  bool book_blocks_;  // and a whole request is a whole interleave block (Stream::book_block)
   std::vector<uint64_t> window_;  // completion time per in-flight slot
   uint64_t slot_ = 0;
   Leg legs_[2];

@@ -102,6 +102,8 @@ class HbmCore {
   // this (the smaller of chunk, page and interleave) and a request inside one such block can
   // go through Stream::book(); 0 otherwise.
   uint64_t piece_bytes() const { return piece_bytes_; }
+  // Whether a piece is a whole interleave block (Stream::blocks_at).
+  bool whole_blocks() const { return piece_bytes_ != 0 && piece_bytes_ == config_.interleave_bytes; }
 
  private:
   // Division by a constant without a divide instruction: a shift when it is a power of two,
@@ -236,12 +238,34 @@ class HbmCore::Stream {
   Round round_at(uint64_t addr) const { return hbm_.round_at(k_, addr); }
   // book() for a request inside `round`, counted later with the others by booked(): a loop
   // over many requests keeps one count of them rather than one here and one of its own.
-  uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+  [[gnu::always_inline]] uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes,
+                                          uint64_t now_ps) {
     const uint64_t done = std::max(now_ps, piece(round, addr, bytes, now_ps));
     latest_ = std::max(latest_, done);
     return done;
   }
-  // Counts `requests` requests of `bytes` bytes in all booked by book_in (one piece each).
+  // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
+  // on the pseudo-channel after the previous one's, in the same bank and row of the round.
+  struct Blocks {
+    uint64_t pc, bank, row, bursts;
+  };
+  // The blocks from `addr` (the start of a block inside `round`) on.
+  Blocks blocks_at(const Round& round, uint64_t addr) const {
+    const uint64_t row_index = round.row_base >> k_.page_shift;
+    return {((addr >> k_.interleave_shift) + round.rotation) & k_.pcs_mask, row_index & k_.banks_mask,
+            row_index >> k_.banks_shift, (k_.interleave_mask + 1) >> k_.burst_shift};
+  }
+  // book_in() for the next block of `blocks` (bytes: the block's size).
+  [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
+    const uint64_t end = hbm_.chunk(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank, blocks.row,
+                                    blocks.bursts, now_ps, rows_);
+    blocks.pc = (blocks.pc + 1) & k_.pcs_mask;
+    const uint64_t done = std::max(now_ps, counted(end, bytes));
+    latest_ = std::max(latest_, done);
+    return done;
+  }
+  // Counts `requests` requests of `bytes` bytes in all, booked by book_in or book_block (one
+  // piece each).
   void booked(uint64_t requests, uint64_t bytes) {
     requests_ += requests;
     chunks_ += requests;
@@ -252,8 +276,11 @@ class HbmCore::Stream {
   friend class HbmCore;  // access() books its pieces through a Stream too
 
   // One piece of a request (piece_bytes() != 0): booked, its bytes counted in their window.
-  uint64_t piece(const Round& round, uint64_t addr, uint64_t bytes, uint64_t now_ps) {
-    const uint64_t end = hbm_.book_pow2(k_, round, addr, bytes, now_ps, rows_);
+  [[gnu::always_inline]] uint64_t piece(const Round& round, uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+    return counted(hbm_.book_pow2(k_, round, addr, bytes, now_ps, rows_), bytes);
+  }
+  // A piece of `bytes` whose data ends at `end`: its bytes counted in their window.
+  [[gnu::always_inline]] uint64_t counted(uint64_t end, uint64_t bytes) {
     if (!k_.channel_windows) return end;  // not recording: no bytes per window to count
     // Bytes per window: summed here while the completions stay in one window (they rarely
     // leave it: a window is a thousand cycles), added to the stats when they do.

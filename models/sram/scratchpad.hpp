@@ -115,9 +115,17 @@ class Scratchpad::Booking {
     uint32_t first = 0;
     for (uint32_t p = 1; p < kPorts; ++p)
       if (free_[p] < free_[first]) first = p;
-    const uint64_t busy = cycles_for(bytes, width_, shift_) * kPsPerCycle;
-    const uint64_t done = std::max(ready_ps, free_[first]) + busy;
-    free_[first] = done;
+    if (bytes != last_bytes_) {  // a request loop asks for the same size over and over
+      last_bytes_ = bytes;
+      last_busy_ = cycles_for(bytes, width_, shift_) * kPsPerCycle;
+    }
+    const uint64_t busy = last_busy_;
+    uint64_t done = 0;
+    // Constant indices only (the loops unroll), so the ports stay in registers.
+    for (uint32_t p = 0; p < kPorts; ++p)
+      if (p == first) done = std::max(ready_ps, free_[p]) + busy;
+    for (uint32_t p = 0; p < kPorts; ++p)
+      if (p == first) free_[p] = done;
     busy_ += busy;
     return done;
   }
@@ -130,6 +138,7 @@ class Scratchpad::Booking {
   const uint64_t width_;
   uint64_t free_[kPorts] = {};
   uint64_t bytes_ = 0, busy_ = 0;
+  uint64_t last_bytes_ = 0, last_busy_ = 0;  // port time of the last size asked for
 };
 
 // "16384 B (16 KiB)": exact bytes, and binary units when they are whole.
