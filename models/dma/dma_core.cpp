@@ -30,6 +30,7 @@ DmaCore::DmaCore(HbmCore& hbm, std::vector<Scratchpad*> scratchpads, const DmaCo
   // Requests never cross a multiple of request_bytes; when that divides the HBM's piece, each
   // lies in one piece (and start() checked the descriptor against the capacity).
   book_pieces_ = request_pow2_ && hbm_.piece_bytes() != 0 && request_bytes_ <= hbm_.piece_bytes();
+  book_blocks_ = book_pieces_ && hbm_.whole_blocks() && request_bytes_ == hbm_.piece_bytes();
   window_.assign(config_.max_outstanding, 0);
 }
 
@@ -128,10 +129,12 @@ bool DmaCore::issue_until(uint64_t horizon_ps) {
 inline void DmaCore::next_run(Leg& leg) {
   leg.offset = 0;
   leg.cursor.advance();
-  if (leg.cursor.done()) {
-    leg.active = false;
-    --legs_left_;
-  }
+  if (leg.cursor.done()) end_leg(leg);
+}
+
+void DmaCore::end_leg(Leg& leg) {
+  leg.active = false;
+  --legs_left_;
 }
 
 // The request [a, a + n) of `leg`, from its cursor; moves the cursor past it.
@@ -187,49 +190,127 @@ void DmaCore::issue_one() {
 
 // The only leg left has an HBM side: its requests back to back up to the horizon, the same
 // requests, times and bookings as issue_one() one by one, with the loop state in locals, the
-// counters summed once and the HBM booked through a Stream (kBook: every request is known to
-// lie in one HBM piece, see book_pieces_).
+// counters summed once, the HBM booked through a Stream (kBook: every request is known to
+// lie in one HBM piece, see book_pieces_) and the scratchpad through a Booking. The loop is
+// what real memory costs (one pass per HBM request): each of its instructions shows in the
+// wall time of a real-memory run (docs/performance.md).
+namespace {
+// The scratchpad side of a request loop: none, a Booking of its ports, or (more ports than
+// the Bookings cover) the scratchpad itself.
+struct NoSram {
+  NoSram(Scratchpad*, bool) {}
+  uint64_t access(uint64_t, uint64_t ready_ps) { return ready_ps; }
+  void booked(uint64_t) {}
+};
+struct SramInPlace {
+  SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
+  uint64_t access(uint64_t bytes, uint64_t ready_ps) { return s.access(write, bytes, ready_ps); }
+  void booked(uint64_t) {}  // access() counted them
+  Scratchpad& s;
+  const bool write;
+};
+}  // namespace
+
 void DmaCore::stream(Leg& leg, uint64_t horizon_ps) {
   if (book_pieces_)
-    stream_requests<true>(leg, horizon_ps);
+    stream_with_sram<true>(leg, horizon_ps);
   else
-    stream_requests<false>(leg, horizon_ps);
+    stream_with_sram<false>(leg, horizon_ps);
 }
 
 template <bool kBook>
-void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps) {
+void DmaCore::stream_with_sram(Leg& leg, uint64_t horizon_ps) {
+  // The SRAM side, if any: read before the HBM write, written after the HBM read.
+  Scratchpad* const pad = leg.write ? src_sram_ : dst_sram_;
+  if (!pad)
+    stream_requests<kBook, false, NoSram>(leg, horizon_ps, pad);
+  else if (pad->ports() == 1)
+    stream_on_sram<kBook, Scratchpad::Booking<1>>(leg, horizon_ps, pad);
+  else if (pad->ports() == 2)
+    stream_on_sram<kBook, Scratchpad::Booking<2>>(leg, horizon_ps, pad);
+  else
+    stream_on_sram<kBook, SramInPlace>(leg, horizon_ps, pad);
+}
+
+template <bool kBook, class Sram>
+void DmaCore::stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
+  if (leg.write)
+    stream_requests<kBook, true, Sram>(leg, horizon_ps, pad);
+  else
+    stream_requests<kBook, false, Sram>(leg, horizon_ps, pad);
+}
+
+// One function, longer than most, on purpose: the whole loop's state stays in its frame, where
+// the compiler keeps it in registers across the stores to banks, windows and ports.
+template <bool kBook, bool kSramFirst, class Sram>
+void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   HbmCore::Stream hbm(hbm_, leg.write);
-  Scratchpad* const before = leg.write ? src_sram_ : nullptr;  // read before the HBM write
-  Scratchpad* const after = leg.write ? nullptr : dst_sram_;   // written after the HBM read
+  Sram sram(pad, !leg.write);
+  const uint64_t request_mask = request_bytes_ - 1;  // kBook: request_bytes_ is a power of two
   uint64_t* const window = window_.data();
   const size_t slots = window_.size();
   size_t slot = slot_;
   uint64_t issue = issue_, completion = completion_, bytes = 0, requests = 0;
-  while (leg.active) {
-    const DmaRun run = leg.cursor.current();
+  uint64_t a = 0;
+  // Issues the request [a, a + n) if it may issue by the horizon (else false), `book` booking
+  // its HBM side from a ready time.
+  auto issue_request = [&](uint64_t n, auto&& book) {
+    const uint64_t t = std::max(issue, window[slot]);
+    if (t > horizon_ps) return false;
+    const uint64_t done = kSramFirst ? book(sram.access(n, t)) : sram.access(n, book(t));
+    issue = t;
+    window[slot] = done;
+    slot = slot + 1 == slots ? 0 : slot + 1;
+    completion = std::max(completion, done);
+    a += n;
+    bytes += n;
+    ++requests;
+    return true;
+  };
+  // The runs from a local cursor: one member of `leg` would be reloaded after every store.
+  RunCursor cursor = leg.cursor;
+  uint64_t offset = leg.offset;
+  bool at_horizon = false;
+  while (!at_horizon) {
+    const DmaRun run = cursor.current();
     const uint64_t end = run.address + run.bytes;
-    uint64_t a = run.address + leg.offset;
-    while (a < end) {
-      const uint64_t t = std::max(issue, window[slot]);
-      if (t > horizon_ps) break;
-      const uint64_t n = std::min(end - a, request_end(a) - a);
-      const uint64_t ready = before ? before->access(false, n, t) : t;
-      uint64_t done = kBook ? hbm.book(a, n, ready) : hbm.access(a, n, ready);
-      if (after) done = after->access(true, n, done);
-      issue = t;
-      window[slot] = done;
-      slot = slot + 1 == slots ? 0 : slot + 1;
-      completion = std::max(completion, done);
-      a += n;
-      bytes += n;
-      ++requests;
+    a = run.address + offset;
+    while (a < end && !at_horizon) {
+      if (!kBook) {
+        const uint64_t n = std::min(end - a, request_end(a) - a);
+        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.access(a, n, t); });
+        continue;
+      }
+      // The requests up to the end of a's round of interleave blocks share its mapping (a
+      // request never crosses a round: it lies in one piece); whole blocks in a row go to one
+      // pseudo-channel after another.
+      const HbmCore::Round round = hbm.round_at(a);
+      const uint64_t stop = std::min(end, round.end);
+      if (book_blocks_ && (a & request_mask) == 0 && stop - a > request_mask) {
+        HbmCore::Stream::Blocks blocks = hbm.blocks_at(round, a);
+        const uint64_t whole = a + ((stop - a) & ~request_mask);
+        const uint64_t n = request_mask + 1;
+        while (a < whole && !at_horizon)
+          at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
+      }
+      while (a < stop && !at_horizon) {
+        const uint64_t n = std::min(stop - a, request_mask + 1 - (a & request_mask));
+        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_in(round, a, n, t); });
+      }
     }
     if (a < end) {  // stopped at the horizon
-      leg.offset = a - run.address;
+      offset = a - run.address;
       break;
     }
-    next_run(leg);
+    offset = 0;
+    cursor.advance();
+    if (cursor.done()) break;
   }
+  leg.cursor = cursor;
+  leg.offset = offset;
+  if (cursor.done()) end_leg(leg);
+  if (kBook) hbm.booked(requests, bytes);
+  sram.booked(bytes);
   slot_ = slot;
   issue_ = issue;
   completion_ = completion;

@@ -87,9 +87,14 @@ class DmaCore {
   void issue_one();
   void stream(Leg& leg, uint64_t horizon_ps);  // issue_until's fast path: one HBM leg left
   template <bool kBook>
-  void stream_requests(Leg& leg, uint64_t horizon_ps);
+  void stream_with_sram(Leg& leg, uint64_t horizon_ps);
+  template <bool kBook, class Sram>
+  void stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
+  template <bool kBook, bool kSramFirst, class Sram>
+  void stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
   uint64_t take(Leg& leg, uint64_t& address);   // the leg's next request; returns its size
   void next_run(Leg& leg);                      // after the last request of the current run
+  void end_leg(Leg& leg);                       // after the last run
   void retire(uint64_t t, uint64_t done);       // a request issued at t completes at done
   void count(const Leg& leg, uint64_t bytes, uint64_t requests);
   // End of the request-aligned block holding address a.
@@ -106,6 +111,7 @@ class DmaCore {
   uint64_t request_bytes_;
   bool request_pow2_;
   bool book_pieces_;  // every request lies in one HBM piece (HbmCore::Stream::book)
+  bool book_blocks_;  // and a whole request is a whole interleave block (Stream::book_block)
   std::vector<uint64_t> window_;  // completion time per in-flight slot
   uint64_t slot_ = 0;
   Leg legs_[2];

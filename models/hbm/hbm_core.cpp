@@ -168,7 +168,8 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
     Stream stream(*this, write);
     for (uint64_t a = addr; a < end;) {
       const uint64_t next = std::min(end, (a | (piece_bytes_ - 1)) + 1);
-      done = std::max(done, stream.piece(a, next - a, now_ps));
+      done = std::max(done, stream.piece(round_at(timing_, a), a, next - a, now_ps));
+      ++stream.chunks_;
       a = next;
     }
     stream.count(bytes, done);

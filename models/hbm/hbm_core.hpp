@@ -65,6 +65,11 @@ struct HbmLocation {
 class HbmCore {
  public:
   class Stream;
+  // A round of interleave blocks, one per pseudo-channel (piece_bytes() != 0): where it ends,
+  // the rotation of its blocks over the pseudo-channels and its rows' base (Stream::round_at).
+  struct Round {
+    uint64_t end, rotation, row_base;
+  };
 
   // Throws std::invalid_argument with ConfigIssue::message() for an invalid config.
   explicit HbmCore(const HbmConfig& config, double core_clock_mhz = 1000.0,
@@ -97,6 +102,8 @@ class HbmCore {
   // this (the smaller of chunk, page and interleave) and a request inside one such block can
   // go through Stream::book(); 0 otherwise.
   uint64_t piece_bytes() const { return piece_bytes_; }
+  // Whether a piece is a whole interleave block (Stream::blocks_at).
+  bool whole_blocks() const { return piece_bytes_ != 0 && piece_bytes_ == config_.interleave_bytes; }
 
  private:
   // Division by a constant without a divide instruction: a shift when it is a power of two,
@@ -150,6 +157,10 @@ class HbmCore {
     uint64_t interleave_mask, pcs_mask, banks_mask, burst_mask;
   };
 
+  static Round round_at(const Timing& k, uint64_t addr) {
+    const uint64_t round = addr >> k.round_shift;
+    return {(round + 1) << k.round_shift, (round * 0x9E3779B97F4A7C15ull) >> 40, round << k.interleave_shift};
+  }
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
   // Books `bursts` on (pc, bank, row) from now and its bus time; returns the data end.
   uint64_t chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row,
@@ -161,7 +172,8 @@ class HbmCore {
   // window; returns its data end.
   uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
   // The booking of piece() with every division a shift (piece_bytes_ != 0), no window count.
-  uint64_t book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
+  uint64_t book_pow2(const Timing& k, const Round& round, uint64_t a, uint64_t bytes, uint64_t now,
+                     RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
   [[gnu::noinline]] static void count_channel_window(std::vector<WindowSeries>& windows, uint32_t channel,
                                                      uint64_t t, uint64_t ps);
@@ -217,17 +229,59 @@ class HbmCore::Stream {
   // A request the caller knows to be non-empty, inside the capacity and inside one
   // piece_bytes()-aligned block (piece_bytes() != 0), without those checks.
   uint64_t book(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
-    const uint64_t done = std::max(now_ps, piece(addr, bytes, now_ps));
-    count(bytes, done);
+    const uint64_t done = book_in(round_at(addr), addr, bytes, now_ps);
+    booked(1, bytes);
     return done;
+  }
+  // The blocks of one round of interleave blocks (one per pseudo-channel) share its rotation
+  // and row base: a caller booking many requests in a row takes them once per round.
+  Round round_at(uint64_t addr) const { return hbm_.round_at(k_, addr); }
+  // book() for a request inside `round`, counted later with the others by booked(): a loop
+  // over many requests keeps one count of them rather than one here and one of its own.
+  [[gnu::always_inline]] uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes,
+                                          uint64_t now_ps) {
+    const uint64_t done = std::max(now_ps, piece(round, addr, bytes, now_ps));
+    latest_ = std::max(latest_, done);
+    return done;
+  }
+  // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
+  // on the pseudo-channel after the previous one's, in the same bank and row of the round.
+  struct Blocks {
+    uint64_t pc, bank, row, bursts;
+  };
+  // The blocks from `addr` (the start of a block inside `round`) on.
+  Blocks blocks_at(const Round& round, uint64_t addr) const {
+    const uint64_t row_index = round.row_base >> k_.page_shift;
+    return {((addr >> k_.interleave_shift) + round.rotation) & k_.pcs_mask, row_index & k_.banks_mask,
+            row_index >> k_.banks_shift, (k_.interleave_mask + 1) >> k_.burst_shift};
+  }
+  // book_in() for the next block of `blocks` (bytes: the block's size).
+  [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
+    const uint64_t end = hbm_.chunk(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank, blocks.row,
+                                    blocks.bursts, now_ps, rows_);
+    blocks.pc = (blocks.pc + 1) & k_.pcs_mask;
+    const uint64_t done = std::max(now_ps, counted(end, bytes));
+    latest_ = std::max(latest_, done);
+    return done;
+  }
+  // Counts `requests` requests of `bytes` bytes in all, booked by book_in or book_block (one
+  // piece each).
+  void booked(uint64_t requests, uint64_t bytes) {
+    requests_ += requests;
+    chunks_ += requests;
+    bytes_ += bytes;
   }
 
  private:
   friend class HbmCore;  // access() books its pieces through a Stream too
 
   // One piece of a request (piece_bytes() != 0): booked, its bytes counted in their window.
-  uint64_t piece(uint64_t addr, uint64_t bytes, uint64_t now_ps) {
-    const uint64_t end = hbm_.book_pow2(k_, addr, bytes, now_ps, rows_);
+  [[gnu::always_inline]] uint64_t piece(const Round& round, uint64_t addr, uint64_t bytes, uint64_t now_ps) {
+    return counted(hbm_.book_pow2(k_, round, addr, bytes, now_ps, rows_), bytes);
+  }
+  // A piece of `bytes` whose data ends at `end`: its bytes counted in their window.
+  [[gnu::always_inline]] uint64_t counted(uint64_t end, uint64_t bytes) {
+    if (!k_.channel_windows) return end;  // not recording: no bytes per window to count
     // Bytes per window: summed here while the completions stay in one window (they rarely
     // leave it: a window is a thousand cycles), added to the stats when they do.
     if (end - window_start_ >= HbmStats::kWindowPs) {
@@ -236,7 +290,6 @@ class HbmCore::Stream {
       window_bytes_ = 0;
     }
     window_bytes_ += bytes;
-    ++chunks_;
     return end;
   }
   void count(uint64_t bytes, uint64_t done) {  // one request
@@ -255,8 +308,9 @@ class HbmCore::Stream {
 
 // The hot path, inline so that a Stream's caller compiles into one loop.
 
-inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row,
-                               uint64_t bursts, uint64_t now, RowCounts& rows) {
+[[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index,
+                                                      uint64_t row, uint64_t bursts, uint64_t now,
+                                                      RowCounts& rows) {
   PseudoChannel& p = k.pc[pc];
   Bank& b = k.bank[bank_index];
   const bool hit = b.open_row == static_cast<int64_t>(row);
@@ -302,13 +356,10 @@ inline void HbmCore::count_window(uint64_t t, uint64_t bytes) {
 }
 
 // The mapping of piece() with every division a shift (pseudo_channel_of, locate).
-inline uint64_t HbmCore::book_pow2(const Timing& k, uint64_t a, uint64_t bytes, uint64_t now,
-                                   RowCounts& rows) {
-  const uint64_t round = a >> k.round_shift;
-  const uint64_t pc =
-      ((a >> k.interleave_shift) + ((round * 0x9E3779B97F4A7C15ull) >> 40)) & k.pcs_mask;
-  const uint64_t row_index =
-      ((round << k.interleave_shift) | (a & k.interleave_mask)) >> k.page_shift;
+[[gnu::always_inline]] inline uint64_t HbmCore::book_pow2(const Timing& k, const Round& round, uint64_t a,
+                                                          uint64_t bytes, uint64_t now, RowCounts& rows) {
+  const uint64_t pc = ((a >> k.interleave_shift) + round.rotation) & k.pcs_mask;
+  const uint64_t row_index = (round.row_base | (a & k.interleave_mask)) >> k.page_shift;
   const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
   return chunk(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask),
                row_index >> k.banks_shift, bursts, now, rows);

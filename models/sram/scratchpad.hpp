@@ -37,8 +37,7 @@ class Scratchpad {
 
   // Cycles one port needs for `bytes` (rounded up to whole cycles; 0 for 0 bytes).
   uint64_t transfer_cycles(uint64_t bytes) const {
-    const uint64_t width = config_.port_bytes_per_cycle;
-    return port_shift_ >= 0 ? (bytes + width - 1) >> port_shift_ : (bytes + width - 1) / width;
+    return cycles_for(bytes, config_.port_bytes_per_cycle, port_shift_);
   }
   // Books the port that frees first (the first such) for `bytes` from ready_ps on, counts them
   // as read or written, and returns the time the transfer ends. Inline: a DMA engine calls it
@@ -55,6 +54,11 @@ class Scratchpad {
     port_busy_ps_ += busy;
     return done;
   }
+  // Many accesses in a row, on a scratchpad of kPorts ports (= ports()).
+  template <uint32_t kPorts>
+  class Booking;
+  uint32_t ports() const { return config_.ports; }
+
   // Counting without timing, for users that time the port themselves.
   void count_read(uint64_t bytes) { bytes_read_ += bytes; }
   void count_write(uint64_t bytes) { bytes_written_ += bytes; }
@@ -73,6 +77,10 @@ class Scratchpad {
 
  private:
   static constexpr uint64_t kPsPerCycle = 1000;  // models/common/clock.hpp: kTicksPerCycle
+  // transfer_cycles() for a port `width` bytes wide (shift: log2 of it, or -1).
+  static uint64_t cycles_for(uint64_t bytes, uint64_t width, int shift) {
+    return shift >= 0 ? (bytes + width - 1) >> shift : (bytes + width - 1) / width;
+  }
 
   ScratchpadConfig config_;
   int port_shift_ = -1;  // log2 of the port width when it is a power of two
@@ -80,6 +88,57 @@ class Scratchpad {
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
   uint64_t port_busy_ps_ = 0;
+};
+
+// Many accesses in a row from one caller (a DMA engine's request loop) on a scratchpad of
+// kPorts ports: the same times and counters as Scratchpad::access one by one, with the ports
+// and counters in the booking (a local of the caller, so the compiler keeps them in registers
+// across the caller's stores to banks and windows, which could otherwise alias them), written
+// back when it ends. The caller picks kPorts = ports() (DmaCore::stream_with_sram).
+template <uint32_t kPorts>
+class Scratchpad::Booking {
+ public:
+  Booking(Scratchpad* s, bool write)
+      : s_(*s), write_(write), shift_(s->port_shift_), width_(s->config_.port_bytes_per_cycle) {
+    std::copy(s->port_free_.begin(), s->port_free_.begin() + kPorts, free_);
+  }
+  Booking(const Booking&) = delete;
+  Booking& operator=(const Booking&) = delete;
+  ~Booking() {
+    std::copy(free_, free_ + kPorts, s_.port_free_.begin());
+    (write_ ? s_.bytes_written_ : s_.bytes_read_) += bytes_;
+    s_.port_busy_ps_ += busy_;
+  }
+  // As Scratchpad::access, its bytes counted by booked().
+  uint64_t access(uint64_t bytes, uint64_t ready_ps) {
+    if (bytes == 0) return ready_ps;
+    uint32_t first = 0;
+    for (uint32_t p = 1; p < kPorts; ++p)
+      if (free_[p] < free_[first]) first = p;
+    if (bytes != last_bytes_) {  // a request loop asks for the same size over and over
+      last_bytes_ = bytes;
+      last_busy_ = cycles_for(bytes, width_, shift_) * kPsPerCycle;
+    }
+    const uint64_t busy = last_busy_;
+    uint64_t done = 0;
+    // Constant indices only (the loops unroll), so the ports stay in registers.
+    for (uint32_t p = 0; p < kPorts; ++p)
+      if (p == first) done = std::max(ready_ps, free_[p]) + busy;
+    for (uint32_t p = 0; p < kPorts; ++p)
+      if (p == first) free_[p] = done;
+    busy_ += busy;
+    return done;
+  }
+  void booked(uint64_t bytes) { bytes_ += bytes; }
+
+ private:
+  Scratchpad& s_;
+  const bool write_;
+  const int shift_;
+  const uint64_t width_;
+  uint64_t free_[kPorts] = {};
+  uint64_t bytes_ = 0, busy_ = 0;
+  uint64_t last_bytes_ = 0, last_busy_ = 0;  // port time of the last size asked for
 };
 
 // "16384 B (16 KiB)": exact bytes, and binary units when they are whole.

@@ -187,9 +187,10 @@ class ReferenceDma {
 // takes its next descriptor once the last one has completed). Records every completion.
 template <class Core>
 struct Shared {
-  Shared(const HbmConfig& hbm_config, double mhz, const DmaConfig& dma, size_t engines)
+  Shared(const HbmConfig& hbm_config, double mhz, const DmaConfig& dma, size_t engines,
+         uint32_t vmem_ports = 2)
       : hbm(hbm_config, mhz),
-        vmem({"vmem", 1 << 22, 4, 512, 2}),
+        vmem({"vmem", 1 << 22, 4, 512, vmem_ports}),
         weights({"weights", 1 << 22, 4, 1024, 3}) {
     for (size_t e = 0; e < engines; ++e)
       cores.push_back(std::make_unique<Core>(hbm, std::vector<Scratchpad*>{&vmem, &weights}, dma));
@@ -528,19 +529,20 @@ TEST_CASE("engines sharing HBM issue exactly the requests of a one-at-a-time ref
     uint32_t max_outstanding;
     uint64_t quantum_ps;
     size_t engines;
+    uint32_t vmem_ports = 2;  // weights has 3: DmaCore books 1 or 2 ports in a local, more in place
   };
   HbmConfig odd = hbm2_tpu_v4i();  // pieces that are not a power of two: no Stream::book
   odd.banks = 12;
   HbmConfig small_pieces = hbm2_tpu_v4i();
   small_pieces.chunk_bytes = 256;
   const std::vector<Case> cases = {
-      {hbm2_tpu_v4i(), 1050.0, 0, 512, 1000000, 4},  // the presets' defaults
-      {hbm2_tpu_v4i(), 1000.0, 64, 16, 37000, 3},    // small requests, a short quantum
-      {hbm2_tpu_v4i(), 1000.0, 4096, 3, 250000, 2},  // requests of several pieces
-      {small_pieces, 1000.0, 96, 1, 1000000, 2},     // requests not a power of two, one in flight
-      {hbm2e_tpu_v5p(), 940.0, 0, 64, 100000000, 2},  // 96 pseudo-channels, a long quantum
-      {ddr3_tpu_v1(), 700.0, 0, 512, 1000000, 3},
-      {odd, 1000.0, 512, 512, 1000000, 2},
+      {hbm2_tpu_v4i(), 1050.0, 0, 512, 1000000, 4},    // the presets' defaults
+      {hbm2_tpu_v4i(), 1000.0, 64, 16, 37000, 3},      // small requests, a short quantum
+      {hbm2_tpu_v4i(), 1000.0, 0, 128, 500000, 2, 1},  // a one-port vmem
+      {hbm2_tpu_v4i(), 1000.0, 4096, 3, 250000, 2},    // requests of several pieces
+      {small_pieces, 1000.0, 96, 1, 1000000, 2},       // requests not a power of two, one in flight
+      {hbm2e_tpu_v5p(), 940.0, 0, 64, 100000000, 2},   // 96 pseudo-channels, a long quantum
+      {ddr3_tpu_v1(), 700.0, 0, 512, 1000000, 3},     {odd, 1000.0, 512, 512, 1000000, 2},
   };
   std::mt19937_64 rng(29);
   for (const Case& c : cases) {
@@ -550,10 +552,10 @@ TEST_CASE("engines sharing HBM issue exactly the requests of a one-at-a-time ref
     std::vector<std::vector<DmaDescriptor>> work(c.engines);
     for (auto& queue : work)
       for (int i = 0; i < 25; ++i) queue.push_back(random_descriptor(rng, 1ull << 30));
-    Shared<DmaCore> fast(c.hbm, c.mhz, dma, c.engines);
-    Shared<ReferenceDma> ref(c.hbm, c.mhz, dma, c.engines);
-    INFO(c.hbm.name << ", " << c.request_bytes << " B requests, " << c.max_outstanding
-                    << " in flight, " << c.engines << " engines");
+    Shared<DmaCore> fast(c.hbm, c.mhz, dma, c.engines, c.vmem_ports);
+    Shared<ReferenceDma> ref(c.hbm, c.mhz, dma, c.engines, c.vmem_ports);
+    INFO(c.hbm.name << ", " << c.request_bytes << " B requests, " << c.max_outstanding << " in flight, "
+                    << c.engines << " engines, " << c.vmem_ports << "-port vmem");
     CHECK(fast.run(work, c.quantum_ps) == ref.run(work, c.quantum_ps));
     for (size_t e = 0; e < c.engines; ++e) CHECK(fast.cores[e]->stats() == ref.cores[e]->stats);
     CHECK(fast.hbm.stats() == ref.hbm.stats());
