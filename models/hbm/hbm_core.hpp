@@ -198,7 +198,8 @@ class HbmCore {
 // Many requests in a row from one caller (a DMA engine's request loop): the same completion
 // times, bookings and counters as HbmCore::access one by one, inline for a request inside one
 // piece. The per-request counters are summed here and added to the core's stats when the
-// stream ends: read stats() only after.
+// stream ends: read stats() only after. access() and book() count each request; a loop over
+// many uses book_in() or book_block() and counts them all at once with booked().
 class HbmCore::Stream {
  public:
   Stream(HbmCore& hbm, bool write) : hbm_(hbm), k_(hbm.timing_), write_(write) {}
