@@ -166,11 +166,22 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
   uint64_t done = now_ps;
   if (piece_bytes_ != 0) {  // the pieces through a Stream: shifts, counters in registers
     Stream stream(*this, write);
+    const uint64_t piece_mask = piece_bytes_ - 1;
     for (uint64_t a = addr; a < end;) {
-      const uint64_t next = std::min(end, (a | (piece_bytes_ - 1)) + 1);
-      done = std::max(done, stream.piece(round_at(timing_, a), a, next - a, now_ps));
-      ++stream.chunks_;
-      a = next;
+      // A round's pieces share its mapping; its whole blocks (an ICI chunk of 64 KiB is 64 of
+      // them) go to one pseudo-channel after another.
+      const Round round = round_at(timing_, a);
+      const uint64_t stop = std::min(end, round.end);
+      if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
+        Stream::Blocks blocks = stream.blocks_at(round, a);
+        for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
+          done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
+      }
+      for (; a < stop; ++stream.chunks_) {
+        const uint64_t next = std::min(stop, (a | piece_mask) + 1);
+        done = std::max(done, stream.piece(round, a, next - a, now_ps));
+        a = next;
+      }
     }
     stream.count(bytes, done);
     return done;

@@ -24,7 +24,7 @@ std::vector<std::pair<uint64_t, uint64_t>> byte_ranges(DmaDescriptor d, const Dm
     if (!out.empty() && out.back().second == run.address) out.back().second += run.bytes;
     else out.emplace_back(run.address, run.address + run.bytes);
   }
-  std::sort(out.begin(), out.end());
+  if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());  // usually is
   std::vector<std::pair<uint64_t, uint64_t>> merged;
   for (const auto& r : out) {
     if (!merged.empty() && r.first <= merged.back().second)
