@@ -37,8 +37,7 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
   grain_ = Divider(grain);
   burst_ = Divider(config_.burst_bytes());
   channels_ = config_.channels;
-  if (chunk_.pow2 && grain_.pow2 && interleave_.pow2 && pcs_.pow2 && page_.pow2 && banks_.pow2 &&
-      burst_.pow2)
+  if (chunk_.pow2 && grain_.pow2 && interleave_.pow2 && page_.pow2 && banks_.pow2 && burst_.pow2)
     piece_bytes_ = std::min(config_.chunk_bytes, grain);
 
   // Pieces are cut on burst-aligned boundaries, so one holds at most this many bursts.
@@ -55,10 +54,27 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
   }
   bank_.resize(config_.pseudo_channel_count() * config_.banks);
   stats_.channel_busy_ps.assign(config_.channels, 0);
-  timing_ = Timing{t_cl_, t_rp_, t_rcd_ + t_cl_, t_ras_, t_rrd_, t_faw_, t_faw_ > 4 * t_rrd_,
-                   pc_.data(), bank_.data(), xfer_ps_.data(), stats_.channel_busy_ps.data(), nullptr,
-                   interleave_.shift, interleave_.shift + pcs_.shift, page_.shift, banks_.shift,
-                   burst_.shift, interleave_.d - 1, pcs_.d - 1, banks_.d - 1, burst_.d - 1};
+  timing_ = Timing{t_cl_,
+                   t_rp_,
+                   t_rcd_ + t_cl_,
+                   t_ras_,
+                   t_rrd_,
+                   t_faw_,
+                   t_faw_ > 4 * t_rrd_,
+                   pc_.data(),
+                   bank_.data(),
+                   xfer_ps_.data(),
+                   stats_.channel_busy_ps.data(),
+                   nullptr,
+                   interleave_.shift,
+                   page_.shift,
+                   banks_.shift,
+                   burst_.shift,
+                   interleave_.d - 1,
+                   banks_.d - 1,
+                   burst_.d - 1,
+                   pcs_.d,
+                   &pcs_};
 }
 
 void HbmCore::record_activity() {

@@ -66,9 +66,10 @@ class HbmCore {
  public:
   class Stream;
   // A round of interleave blocks, one per pseudo-channel (piece_bytes() != 0): where it ends,
-  // the rotation of its blocks over the pseudo-channels and its rows' base (Stream::round_at).
+  // its first block's index, the rotation of its blocks over the pseudo-channels (less than
+  // their count) and its rows' base (Stream::round_at).
   struct Round {
-    uint64_t end, rotation, row_base;
+    uint64_t end, first_block, rotation, row_base;
   };
 
   // Throws std::invalid_argument with ConfigIssue::message() for an invalid config.
@@ -98,9 +99,10 @@ class HbmCore {
   double peak_bytes_per_ps() const;
   // Bus time of one chunk of `bytes` starting on a burst boundary.
   uint64_t transfer_ps(uint64_t bytes) const;
-  // When every size of the geometry is a power of two, pieces are cut at the multiples of
-  // this (the smaller of chunk, page and interleave) and a request inside one such block can
-  // go through Stream::book(); 0 otherwise.
+  // When every size of the geometry but the pseudo-channel count is a power of two, pieces are
+  // cut at the multiples of this (the smaller of chunk, page and interleave) and a request
+  // inside one such block can go through Stream::book(); 0 otherwise. (The pseudo-channels'
+  // division is taken once per round of blocks: TPU v5p's HBM has 96.)
   uint64_t piece_bytes() const { return piece_bytes_; }
   // Whether a piece is a whole interleave block (Stream::blocks_at).
   bool whole_blocks() const { return piece_bytes_ != 0 && piece_bytes_ == config_.interleave_bytes; }
@@ -153,13 +155,22 @@ class HbmCore {
     std::vector<WindowSeries>* channel_windows;  // null unless recording
     // With piece_bytes_ != 0: shifts and masks of the interleave block, a round of blocks
     // (one per pseudo-channel), the page, the banks and the burst.
-    uint32_t interleave_shift, round_shift, page_shift, banks_shift, burst_shift;
-    uint64_t interleave_mask, pcs_mask, banks_mask, burst_mask;
+    uint32_t interleave_shift, page_shift, banks_shift, burst_shift;
+    uint64_t interleave_mask, banks_mask, burst_mask;
+    uint64_t pcs;            // pseudo-channels: any count (a round's division is per round)
+    const Divider* pcs_div;  // by pcs
   };
 
   static Round round_at(const Timing& k, uint64_t addr) {
-    const uint64_t round = addr >> k.round_shift;
-    return {(round + 1) << k.round_shift, (round * 0x9E3779B97F4A7C15ull) >> 40, round << k.interleave_shift};
+    const uint64_t round = k.pcs_div->div(addr >> k.interleave_shift);
+    const uint64_t first = round * k.pcs;
+    return {(first + k.pcs) << k.interleave_shift, first,
+            k.pcs_div->mod((round * 0x9E3779B97F4A7C15ull) >> 40), round << k.interleave_shift};
+  }
+  // The pseudo-channel of interleave block `block` of `round` (pseudo_channel_of).
+  static uint64_t pseudo_channel_in(const Timing& k, const Round& round, uint64_t block) {
+    const uint64_t pc = block - round.first_block + round.rotation;
+    return pc >= k.pcs ? pc - k.pcs : pc;
   }
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
   // Books `bursts` on (pc, bank, row) from now and its bus time; returns the data end.
@@ -171,7 +182,8 @@ class HbmCore {
   // Maps and books the piece [a, a + bytes) (one row of one bank) and counts its bytes'
   // window; returns its data end.
   uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
-  // The booking of piece() with every division a shift (piece_bytes_ != 0), no window count.
+  // The booking of piece() with every division a shift or once per round (piece_bytes_ != 0),
+  // no window count.
   uint64_t book_pow2(const Timing& k, const Round& round, uint64_t a, uint64_t bytes, uint64_t now,
                      RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
@@ -253,14 +265,14 @@ class HbmCore::Stream {
   // The blocks from `addr` (the start of a block inside `round`) on.
   Blocks blocks_at(const Round& round, uint64_t addr) const {
     const uint64_t row_index = round.row_base >> k_.page_shift;
-    return {((addr >> k_.interleave_shift) + round.rotation) & k_.pcs_mask, row_index & k_.banks_mask,
+    return {pseudo_channel_in(k_, round, addr >> k_.interleave_shift), row_index & k_.banks_mask,
             row_index >> k_.banks_shift, (k_.interleave_mask + 1) >> k_.burst_shift};
   }
   // book_in() for the next block of `blocks` (bytes: the block's size).
   [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
     const uint64_t end = hbm_.chunk(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank, blocks.row,
                                     blocks.bursts, now_ps, rows_);
-    blocks.pc = (blocks.pc + 1) & k_.pcs_mask;
+    blocks.pc = blocks.pc + 1 == k_.pcs ? 0 : blocks.pc + 1;
     const uint64_t done = std::max(now_ps, counted(end, bytes));
     latest_ = std::max(latest_, done);
     return done;
@@ -356,10 +368,10 @@ inline void HbmCore::count_window(uint64_t t, uint64_t bytes) {
   stats_.bytes_per_window.add(window, bytes);
 }
 
-// The mapping of piece() with every division a shift (pseudo_channel_of, locate).
+// The mapping of piece() with every division a shift but the round's (pseudo_channel_of, locate).
 [[gnu::always_inline]] inline uint64_t HbmCore::book_pow2(const Timing& k, const Round& round, uint64_t a,
                                                           uint64_t bytes, uint64_t now, RowCounts& rows) {
-  const uint64_t pc = ((a >> k.interleave_shift) + round.rotation) & k.pcs_mask;
+  const uint64_t pc = pseudo_channel_in(k, round, a >> k.interleave_shift);
   const uint64_t row_index = (round.row_base | (a & k.interleave_mask)) >> k.page_shift;
   const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
   return chunk(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask),
