@@ -153,8 +153,9 @@ class HbmCore {
     const uint64_t* xfer_ps;  // by burst count
     uint64_t* channel_busy_ps;
     std::vector<WindowSeries>* channel_windows;  // null unless recording
-    // With piece_bytes_ != 0: shifts and masks of the interleave block, a round of blocks
-    // (one per pseudo-channel), the page, the banks and the burst.
+    // With piece_bytes_ != 0: shifts and masks of the interleave block, the page, the banks and
+    // the burst, and the pseudo-channel count with its divider (a round of blocks has one per
+    // pseudo-channel: round_at divides once per round).
     uint32_t interleave_shift, page_shift, banks_shift, burst_shift;
     uint64_t interleave_mask, banks_mask, burst_mask;
     uint64_t pcs;            // pseudo-channels: any count (a round's division is per round)
