@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "models/common/config_issue.hpp"
@@ -45,14 +46,9 @@ class Scratchpad {
   uint64_t access(bool write, uint64_t bytes, uint64_t ready_ps) {
     (write ? bytes_written_ : bytes_read_) += bytes;
     if (bytes == 0) return ready_ps;
-    uint64_t* port = port_free_.data();
-    for (uint64_t *p = port + 1, *end = port_free_.data() + port_free_.size(); p != end; ++p)
-      if (*p < *port) port = p;
     const uint64_t busy = transfer_cycles(bytes) * kPsPerCycle;
-    const uint64_t done = std::max(ready_ps, *port) + busy;
-    *port = done;
     port_busy_ps_ += busy;
-    return done;
+    return book_port(port_free_.data(), port_free_.size(), ready_ps, busy);
   }
   // Many accesses in a row, on a scratchpad of kPorts ports (= ports()).
   template <uint32_t kPorts>
@@ -77,6 +73,22 @@ class Scratchpad {
 
  private:
   static constexpr uint64_t kPsPerCycle = 1000;  // models/common/clock.hpp: kTicksPerCycle
+  // Books the port of `free` (when each of `ports` ports frees) that frees first, the first
+  // such, for `busy` ps from ready_ps on; returns when it ends. `ports` is a count, or a
+  // std::integral_constant for a Booking: its loops then unroll and index the ports with
+  // constants only, so they stay in registers.
+  template <class Count>
+  static uint64_t book_port(uint64_t* free, Count ports, uint64_t ready_ps, uint64_t busy) {
+    size_t first = 0;
+    for (size_t p = 1; p < ports; ++p)
+      if (free[p] < free[first]) first = p;
+    uint64_t done = 0;
+    for (size_t p = 0; p < ports; ++p)
+      if (p == first) done = std::max(ready_ps, free[p]) + busy;
+    for (size_t p = 0; p < ports; ++p)
+      if (p == first) free[p] = done;
+    return done;
+  }
   // transfer_cycles() for a port `width` bytes wide (shift: log2 of it, or -1).
   static uint64_t cycles_for(uint64_t bytes, uint64_t width, int shift) {
     return shift >= 0 ? (bytes + width - 1) >> shift : (bytes + width - 1) / width;
@@ -112,22 +124,12 @@ class Scratchpad::Booking {
   // As Scratchpad::access, its bytes counted by booked().
   uint64_t access(uint64_t bytes, uint64_t ready_ps) {
     if (bytes == 0) return ready_ps;
-    uint32_t first = 0;
-    for (uint32_t p = 1; p < kPorts; ++p)
-      if (free_[p] < free_[first]) first = p;
     if (bytes != last_bytes_) {  // a request loop asks for the same size over and over
       last_bytes_ = bytes;
       last_busy_ = cycles_for(bytes, width_, shift_) * kPsPerCycle;
     }
-    const uint64_t busy = last_busy_;
-    uint64_t done = 0;
-    // Constant indices only (the loops unroll), so the ports stay in registers.
-    for (uint32_t p = 0; p < kPorts; ++p)
-      if (p == first) done = std::max(ready_ps, free_[p]) + busy;
-    for (uint32_t p = 0; p < kPorts; ++p)
-      if (p == first) free_[p] = done;
-    busy_ += busy;
-    return done;
+    busy_ += last_busy_;
+    return book_port(free_, std::integral_constant<size_t, kPorts>{}, ready_ps, last_busy_);
   }
   void booked(uint64_t bytes) { bytes_ += bytes; }
 
