@@ -190,8 +190,8 @@ void DmaCore::issue_one() {
 
 // The only leg left has an HBM side: its requests back to back up to the horizon, the same
 // requests, times and bookings as issue_one() one by one, with the loop state in locals, the
-// counters summed once, the HBM booked through a Stream (kBook: every request is known to
-// lie in one HBM piece, see book_pieces_) and the scratchpad through a Booking. The loop is
+// counters summed once, the HBM booked through a Stream (HbmBooking says how) and the
+// scratchpad through a Booking. The loop is
 // what real memory costs (one pass per HBM request): each of its instructions shows in the
 // wall time of a real-memory run (docs/performance.md).
 namespace {
@@ -212,39 +212,44 @@ struct SramInPlace {
 }  // namespace
 
 void DmaCore::stream(Leg& leg, uint64_t horizon_ps) {
-  if (book_pieces_)
-    stream_with_sram<true>(leg, horizon_ps);
+  if (!book_pieces_)
+    stream_with_sram<HbmBooking::any>(leg, horizon_ps);
+  else if (hbm_.plain())
+    stream_with_sram<HbmBooking::plain_pieces>(leg, horizon_ps);
   else
-    stream_with_sram<false>(leg, horizon_ps);
+    stream_with_sram<HbmBooking::pieces>(leg, horizon_ps);
 }
 
-template <bool kBook>
+template <DmaCore::HbmBooking kHow>
 void DmaCore::stream_with_sram(Leg& leg, uint64_t horizon_ps) {
   // The SRAM side, if any: read before the HBM write, written after the HBM read.
   Scratchpad* const pad = leg.write ? src_sram_ : dst_sram_;
   if (!pad)
-    stream_requests<kBook, false, NoSram>(leg, horizon_ps, pad);
+    stream_requests<kHow, false, NoSram>(leg, horizon_ps, pad);
   else if (pad->ports() == 1)
-    stream_on_sram<kBook, Scratchpad::Booking<1>>(leg, horizon_ps, pad);
+    stream_on_sram<kHow, Scratchpad::Booking<1>>(leg, horizon_ps, pad);
   else if (pad->ports() == 2)
-    stream_on_sram<kBook, Scratchpad::Booking<2>>(leg, horizon_ps, pad);
+    stream_on_sram<kHow, Scratchpad::Booking<2>>(leg, horizon_ps, pad);
   else
-    stream_on_sram<kBook, SramInPlace>(leg, horizon_ps, pad);
+    stream_on_sram<kHow, SramInPlace>(leg, horizon_ps, pad);
 }
 
-template <bool kBook, class Sram>
+template <DmaCore::HbmBooking kHow, class Sram>
 void DmaCore::stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   if (leg.write)
-    stream_requests<kBook, true, Sram>(leg, horizon_ps, pad);
+    stream_requests<kHow, true, Sram>(leg, horizon_ps, pad);
   else
-    stream_requests<kBook, false, Sram>(leg, horizon_ps, pad);
+    stream_requests<kHow, false, Sram>(leg, horizon_ps, pad);
 }
 
 // One function, longer than most, on purpose: the whole loop's state stays in its frame, where
 // the compiler keeps it in registers across the stores to banks, windows and ports.
-template <bool kBook, bool kSramFirst, class Sram>
+template <DmaCore::HbmBooking kHow, bool kSramFirst, class Sram>
 void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
-  HbmCore::Stream hbm(hbm_, leg.write);
+  constexpr bool kBook = kHow != HbmBooking::any;
+  constexpr HbmCore::Checks kChecks =
+      kHow == HbmBooking::plain_pieces ? HbmCore::Checks::plain : HbmCore::Checks::general;
+  HbmCore::Stream<kChecks> hbm(hbm_, leg.write);
   Sram sram(pad, !leg.write);
   const uint64_t request_mask = request_bytes_ - 1;  // kBook: request_bytes_ is a power of two
   uint64_t* const window = window_.data();
@@ -287,7 +292,7 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
       const HbmCore::Round round = hbm.round_at(a);
       const uint64_t stop = std::min(end, round.end);
       if (book_blocks_ && (a & request_mask) == 0 && stop - a > request_mask) {
-        HbmCore::Stream::Blocks blocks = hbm.blocks_at(round, a);
+        typename HbmCore::Stream<kChecks>::Blocks blocks = hbm.blocks_at(round, a);
         const uint64_t whole = a + ((stop - a) & ~request_mask);
         const uint64_t n = request_mask + 1;
         while (a < whole && !at_horizon)

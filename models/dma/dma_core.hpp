@@ -85,12 +85,16 @@ class DmaCore {
   };
   void count_untimed(const DmaDescriptor& d);  // HbmTiming::ideal: bytes only
   void issue_one();
+  // How a request loop books the HBM: any request through HbmCore::Stream::access, or (every
+  // request known to lie in one piece: book_pieces_) piece by piece, with the chunks' general
+  // tests or on a plain() HBM without them.
+  enum class HbmBooking { any, pieces, plain_pieces };
   void stream(Leg& leg, uint64_t horizon_ps);  // issue_until's fast path: one HBM leg left
-  template <bool kBook>
+  template <HbmBooking kHow>
   void stream_with_sram(Leg& leg, uint64_t horizon_ps);
-  template <bool kBook, class Sram>
+  template <HbmBooking kHow, class Sram>
   void stream_on_sram(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
-  template <bool kBook, bool kSramFirst, class Sram>
+  template <HbmBooking kHow, bool kSramFirst, class Sram>
   void stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad);
   uint64_t take(Leg& leg, uint64_t& address);   // the leg's next request; returns its size
   void next_run(Leg& leg);                      // after the last request of the current run

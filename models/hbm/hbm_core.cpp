@@ -64,7 +64,6 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    pc_.data(),
                    bank_.data(),
                    xfer_ps_.data(),
-                   stats_.channel_busy_ps.data(),
                    nullptr,
                    interleave_.shift,
                    page_.shift,
@@ -75,6 +74,12 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    burst_.d - 1,
                    pcs_.d,
                    &pcs_};
+}
+
+const HbmStats& HbmCore::stats() const {
+  std::fill(stats_.channel_busy_ps.begin(), stats_.channel_busy_ps.end(), 0);
+  for (const PseudoChannel& p : pc_) stats_.channel_busy_ps[p.channel] += p.busy_ps;
+  return stats_;
 }
 
 void HbmCore::record_activity() {
@@ -145,7 +150,7 @@ uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t 
                                      uint64_t bursts, uint64_t now) {
   refresh(pc, now);
   RowCounts rows;  // counted here: the caller's counters stay out of memory
-  const uint64_t end = chunk(timing_, pc, bank_index, row, bursts, now, rows);
+  const uint64_t end = chunk<Checks::general>(timing_, pc, bank_index, row, bursts, now, rows);
   add(rows);
   return end;
 }
@@ -157,8 +162,8 @@ uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& row
   const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(a);
   const uint64_t row_index = page_.div(local);
   const uint64_t bursts = burst_.div(a + bytes - 1) - burst_.div(a) + 1;
-  const uint64_t t = chunk(timing_, pc, pc * config_.banks + banks_.mod(row_index),
-                           banks_.div(row_index), bursts, now, rows);
+  const uint64_t t = chunk<Checks::general>(timing_, pc, pc * config_.banks + banks_.mod(row_index),
+                                            banks_.div(row_index), bursts, now, rows);
   count_window(t, bytes);
   return t;
 }
@@ -181,7 +186,7 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
   const uint64_t end = addr + bytes;
   uint64_t done = now_ps;
   if (piece_bytes_ != 0) {  // the pieces through a Stream: shifts, counters in registers
-    Stream stream(*this, write);
+    Stream<> stream(*this, write);
     const uint64_t piece_mask = piece_bytes_ - 1;
     for (uint64_t a = addr; a < end;) {
       // A round's pieces share its mapping; its whole blocks (an ICI chunk of 64 KiB is 64 of
@@ -189,7 +194,7 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
       const Round round = round_at(timing_, a);
       const uint64_t stop = std::min(end, round.end);
       if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
-        Stream::Blocks blocks = stream.blocks_at(round, a);
+        Stream<>::Blocks blocks = stream.blocks_at(round, a);
         for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
           done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
       }
@@ -231,11 +236,10 @@ void HbmCore::refresh(uint64_t pc, uint64_t now) {
   uint64_t start = std::max(due, p.bus_free);
   for (uint32_t b = 0; b < config_.banks; ++b)
     if (banks[b].open_row >= 0) start = std::max(start, banks[b].ras_ready);
+  // Every bank's next command waits for the end (its `ready` is earlier: the slot after its
+  // last transfer, which ended by bus_free <= start).
   const uint64_t end = start + t_rfc_;
-  for (uint32_t b = 0; b < config_.banks; ++b) {
-    banks[b].open_row = -1;
-    banks[b].ready = std::max(banks[b].ready, end);
-  }
+  for (uint32_t b = 0; b < config_.banks; ++b) banks[b] = Bank{-1, end, banks[b].ras_ready};
   p.bus_free = std::max(p.bus_free, end);
   p.rrd_ready = std::max(p.rrd_ready, end);
   p.next_refresh = due + t_refi_;

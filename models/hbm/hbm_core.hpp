@@ -64,6 +64,11 @@ struct HbmLocation {
 
 class HbmCore {
  public:
+  // What booking a chunk tests at run time. `general`: whether tFAW binds and whether activity
+  // is recorded; `plain`: neither, for an HBM where both are false (plain()), so a request loop
+  // drops three tests a chunk (every HBM preset's tFAW is 4 tRRD: it never binds).
+  enum class Checks { general, plain };
+  template <Checks kChecks = Checks::general>
   class Stream;
   // A round of interleave blocks, one per pseudo-channel (piece_bytes() != 0): where it ends,
   // its first block's index, the rotation of its blocks over the pseudo-channels (less than
@@ -89,10 +94,13 @@ class HbmCore {
 
   HbmLocation locate(uint64_t addr) const;
   HbmTiming timing() const { return timing_mode_; }
+  // Chunks need no Checks::general tests: tFAW does not bind and no activity is recorded.
+  bool plain() const { return !timing_.faw_binds && !timing_.channel_windows; }
   // Counts a transfer of `bytes` without timing it (HbmTiming::ideal): as access() there.
   void count_untimed(uint64_t bytes, bool write);
   const HbmConfig& config() const { return config_; }
-  const HbmStats& stats() const { return stats_; }
+  // The counters so far, with channel_busy_ps summed from the pseudo-channels' bus time.
+  const HbmStats& stats() const;
   double ps_per_ns() const { return ps_per_ns_; }  // SystemC ps per real ns (= core MHz)
   uint64_t ns_to_ps(double ns) const;
   // Peak bandwidth in bytes per SystemC ps (e.g. 0.6144 for 614.4 GB/s at 1000 MHz).
@@ -137,6 +145,7 @@ class HbmCore {
     uint64_t faw_ready[4] = {0, 0, 0, 0};  // ACT i + tFAW, ring of the last four
     uint32_t faw_pos = 0;
     uint32_t channel = 0;       // pseudo-channel index mod channels
+    uint64_t busy_ps = 0;       // data-bus time (stats() sums a channel's)
   };
   // Row-buffer outcomes of chunks, summed by whoever books them and added to the stats once.
   struct RowCounts {
@@ -150,8 +159,7 @@ class HbmCore {
     bool faw_binds;  // tFAW > 4 tRRD (else four ACTs spaced tRRD already span tFAW)
     PseudoChannel* pc;
     Bank* bank;  // pc * banks + bank
-    const uint64_t* xfer_ps;  // by burst count
-    uint64_t* channel_busy_ps;
+    const uint64_t* xfer_ps;                     // by burst count
     std::vector<WindowSeries>* channel_windows;  // null unless recording
     // With piece_bytes_ != 0: shifts and masks of the interleave block, the page, the banks and
     // the burst, and the pseudo-channel count with its divider (a round of blocks has one per
@@ -175,8 +183,9 @@ class HbmCore {
   }
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
   // Books `bursts` on (pc, bank, row) from now and its bus time; returns the data end.
-  uint64_t chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row,
-                 uint64_t bursts, uint64_t now, RowCounts& rows);
+  template <Checks kChecks>
+  uint64_t chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row, uint64_t bursts,
+                 uint64_t now, RowCounts& rows);
   // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
   [[gnu::noinline]] uint64_t refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
                                                 uint64_t bursts, uint64_t now);
@@ -185,6 +194,7 @@ class HbmCore {
   uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
   // The booking of piece() with every division a shift or once per round (piece_bytes_ != 0),
   // no window count.
+  template <Checks kChecks>
   uint64_t book_pow2(const Timing& k, const Round& round, uint64_t a, uint64_t bytes, uint64_t now,
                      RowCounts& rows);
   void count_window(uint64_t t, uint64_t bytes);
@@ -204,15 +214,17 @@ class HbmCore {
   std::vector<uint64_t> xfer_ps_;  // by burst count
   std::vector<PseudoChannel> pc_;
   std::vector<Bank> bank_;  // pc * banks + bank
-  HbmStats stats_;
-  Timing timing_;  // points into xfer_ps_, pc_, bank_ and stats_.channel_busy_ps (never resized)
+  mutable HbmStats stats_;  // mutable: stats() brings channel_busy_ps up to date
+  Timing timing_;           // points into xfer_ps_, pc_ and bank_ (never resized)
 };
 
 // Many requests in a row from one caller (a DMA engine's request loop): the same completion
 // times, bookings and counters as HbmCore::access one by one, inline for a request inside one
 // piece. The per-request counters are summed here and added to the core's stats when the
 // stream ends: read stats() only after. access() and book() count each request; a loop over
-// many uses book_in() or book_block() and counts them all at once with booked().
+// many uses book_in() or book_block() and counts them all at once with booked(). A
+// Stream<Checks::plain> is only for an HBM that is plain().
+template <HbmCore::Checks kChecks>
 class HbmCore::Stream {
  public:
   Stream(HbmCore& hbm, bool write) : hbm_(hbm), k_(hbm.timing_), write_(write) {}
@@ -271,8 +283,8 @@ class HbmCore::Stream {
   }
   // book_in() for the next block of `blocks` (bytes: the block's size).
   [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
-    const uint64_t end = hbm_.chunk(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank, blocks.row,
-                                    blocks.bursts, now_ps, rows_);
+    const uint64_t end = hbm_.chunk<kChecks>(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank,
+                                             blocks.row, blocks.bursts, now_ps, rows_);
     blocks.pc = blocks.pc + 1 == k_.pcs ? 0 : blocks.pc + 1;
     const uint64_t done = std::max(now_ps, counted(end, bytes));
     latest_ = std::max(latest_, done);
@@ -291,11 +303,11 @@ class HbmCore::Stream {
 
   // One piece of a request (piece_bytes() != 0): booked, its bytes counted in their window.
   [[gnu::always_inline]] uint64_t piece(const Round& round, uint64_t addr, uint64_t bytes, uint64_t now_ps) {
-    return counted(hbm_.book_pow2(k_, round, addr, bytes, now_ps, rows_), bytes);
+    return counted(hbm_.book_pow2<kChecks>(k_, round, addr, bytes, now_ps, rows_), bytes);
   }
   // A piece of `bytes` whose data ends at `end`: its bytes counted in their window.
   [[gnu::always_inline]] uint64_t counted(uint64_t end, uint64_t bytes) {
-    if (!k_.channel_windows) return end;  // not recording: no bytes per window to count
+    if (kChecks == Checks::plain || !k_.channel_windows) return end;  // not recording
     // Bytes per window: summed here while the completions stay in one window (they rarely
     // leave it: a window is a thousand cycles), added to the stats when they do.
     if (end - window_start_ >= HbmStats::kWindowPs) {
@@ -322,11 +334,13 @@ class HbmCore::Stream {
 
 // The hot path, inline so that a Stream's caller compiles into one loop.
 
+template <HbmCore::Checks kChecks>
 [[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index,
                                                       uint64_t row, uint64_t bursts, uint64_t now,
                                                       RowCounts& rows) {
   PseudoChannel& p = k.pc[pc];
   Bank& b = k.bank[bank_index];
+  constexpr bool kGeneral = kChecks == Checks::general;
   const bool hit = b.open_row == static_cast<int64_t>(row);
   const bool open = b.open_row >= 0;
   const uint64_t cmd = std::max(now, b.ready);
@@ -337,7 +351,7 @@ class HbmCore::Stream {
   } else {
     act = open ? std::max(cmd, b.ras_ready) + k.t_rp : cmd;
     act = std::max(act, p.rrd_ready);
-    if (k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
+    if (kGeneral && k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
     data_start = std::max(p.bus_free, act + k.t_act_to_data);
   }
   if (data_start >= p.next_refresh) return refresh_then_chunk(pc, bank_index, row, bursts, now);
@@ -351,15 +365,16 @@ class HbmCore::Stream {
     b.open_row = static_cast<int64_t>(row);
     b.ras_ready = act + k.t_ras;
     p.rrd_ready = act + k.t_rrd;
-    if (k.faw_binds) {
+    if (kGeneral && k.faw_binds) {
       p.faw_ready[p.faw_pos] = act + k.t_faw;
       p.faw_pos = (p.faw_pos + 1) & 3;
     }
   }
   b.ready = data_end - k.t_cl;  // a following hit's data can follow this one back to back
   p.bus_free = data_end;
-  k.channel_busy_ps[p.channel] += xfer;
-  if (k.channel_windows) [[unlikely]] count_channel_window(*k.channel_windows, p.channel, data_start, xfer);
+  p.busy_ps += xfer;  // a channel's sum when stats() is read: one store here, not an index
+  if (kGeneral && k.channel_windows) [[unlikely]]
+    count_channel_window(*k.channel_windows, p.channel, data_start, xfer);
   return data_end;
 }
 
@@ -370,13 +385,14 @@ inline void HbmCore::count_window(uint64_t t, uint64_t bytes) {
 }
 
 // The mapping of piece() with every division a shift but the round's (pseudo_channel_of, locate).
+template <HbmCore::Checks kChecks>
 [[gnu::always_inline]] inline uint64_t HbmCore::book_pow2(const Timing& k, const Round& round, uint64_t a,
                                                           uint64_t bytes, uint64_t now, RowCounts& rows) {
   const uint64_t pc = pseudo_channel_in(k, round, a >> k.interleave_shift);
   const uint64_t row_index = (round.row_base | (a & k.interleave_mask)) >> k.page_shift;
   const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
-  return chunk(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask),
-               row_index >> k.banks_shift, bursts, now, rows);
+  return chunk<kChecks>(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask), row_index >> k.banks_shift,
+                        bursts, now, rows);
 }
 
 }  // namespace systolic

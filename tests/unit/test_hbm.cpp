@@ -173,7 +173,8 @@ class ReferenceHbm {
   std::vector<Bank> banks_;
 };
 
-void check_same(const HbmStats& got, const HbmStats& want) {
+// `windows`: whether `got` recorded its activity (HbmCore::record_activity) as `want` does.
+void check_same(const HbmStats& got, const HbmStats& want, bool windows = true) {
   CHECK(got.bytes_read == want.bytes_read);
   CHECK(got.bytes_written == want.bytes_written);
   CHECK(got.requests == want.requests);
@@ -184,7 +185,10 @@ void check_same(const HbmStats& got, const HbmStats& want) {
   CHECK(got.refreshes == want.refreshes);
   CHECK(got.last_completion_ps == want.last_completion_ps);
   CHECK(got.channel_busy_ps == want.channel_busy_ps);
-  CHECK(got.bytes_per_window == want.bytes_per_window);
+  if (windows)
+    CHECK(got.bytes_per_window == want.bytes_per_window);
+  else
+    CHECK(got.bytes_per_window.empty());
 }
 
 // Geometries for the fast paths and the general one: the presets (hbm2e has 96 pseudo-channels,
@@ -264,9 +268,9 @@ bool pow2(uint64_t v) { return (v & (v - 1)) == 0; }
 
 // The core and the reference side by side, fed the same traffic.
 struct Twin {
-  Twin(const Geometry& g, uint64_t seed)
+  Twin(const Geometry& g, uint64_t seed, bool record = true)
       : hbm(g.config, g.mhz), ref(g.config, g.mhz), traffic(g.config.capacity_bytes, seed) {
-    hbm.record_activity();  // bytes_per_window, compared with the reference's
+    if (record) hbm.record_activity();  // bytes_per_window, compared with the reference's
   }
   void access() {  // the next request through both
     uint64_t addr, bytes, at;
@@ -503,21 +507,21 @@ TEST_CASE("access() matches the chunk-by-chunk reference on random traffic in ev
 
 TEST_CASE("a Stream books exactly as access() one by one and adds its counters when it ends",
           "[memory][hbm]") {
-  for (const Geometry& g : geometries()) {
-    const HbmConfig& c = g.config;
-    Twin twin(g, 5);
-    const uint64_t piece = twin.hbm.piece_bytes();
-    INFO(c.name << ", pieces of " << piece << " B");
-    // Set exactly when every size of the geometry but the pseudo-channel count is a power of
-    // two: the smallest of them (v5p's 96 pseudo-channels are divided once per round).
-    const bool all_pow2 =
-        pow2(c.chunk_bytes) && pow2(c.page_bytes) && pow2(c.interleave_bytes) && pow2(c.banks);
-    CHECK(piece == (all_pow2 ? std::min({c.chunk_bytes, c.page_bytes, c.interleave_bytes}) : 0));
-    uint64_t booked = 0;
-    for (int round = 0; round < 40; ++round) {
-      const bool write = round % 3 == 0;
-      {
-        HbmCore::Stream stream(twin.hbm, write);
+  for (const Geometry& g : geometries())
+    for (const bool record : {true, false}) {
+      const HbmConfig& c = g.config;
+      Twin twin(g, 5, record);
+      const uint64_t piece = twin.hbm.piece_bytes();
+      INFO(c.name << ", pieces of " << piece << " B, " << (record ? "recording" : "not recording"));
+      // Set exactly when every size of the geometry but the pseudo-channel count is a power of
+      // two: the smallest of them (v5p's 96 pseudo-channels are divided once per round).
+      const bool all_pow2 =
+          pow2(c.chunk_bytes) && pow2(c.page_bytes) && pow2(c.interleave_bytes) && pow2(c.banks);
+      CHECK(piece == (all_pow2 ? std::min({c.chunk_bytes, c.page_bytes, c.interleave_bytes}) : 0));
+      uint64_t booked = 0, plain_streams = 0;
+      // 700 requests through a Stream<kChecks>.
+      auto stream_requests = [&](auto checks, bool write) {
+        HbmCore::Stream<decltype(checks)::value> stream(twin.hbm, write);
         for (int i = 0; i < 700; ++i) {
           uint64_t addr, bytes, at;
           bool ignored;
@@ -532,15 +536,34 @@ TEST_CASE("a Stream books exactly as access() one by one and adds its counters w
           }
           if (got != twin.ref.access(addr, bytes, write, at)) ++twin.mismatches;
         }
+      };
+      using Checks = HbmCore::Checks;
+      for (int round = 0; round < 40; ++round) {
+        const bool write = round % 3 == 0;
+        if (twin.hbm.plain() && round % 2 == 1) {  // without the tests a plain() HBM needs not
+          stream_requests(std::integral_constant<Checks, Checks::plain>{}, write);
+          ++plain_streams;
+        } else {
+          stream_requests(std::integral_constant<Checks, Checks::general>{}, write);
+        }
+        // Between streams the counters are whole again, and plain access() interleaves.
+        check_same(twin.hbm.stats(), twin.ref.stats, record);
+        twin.access();
       }
-      // Between streams the counters are whole again, and plain access() interleaves.
-      check_same(twin.hbm.stats(), twin.ref.stats);
-      twin.access();
+      CHECK(twin.mismatches == 0);
+      CHECK((booked > 0) == (piece != 0));
+      CHECK((plain_streams > 0) == twin.hbm.plain());
+      check_same(twin.hbm.stats(), twin.ref.stats, record);
     }
-    CHECK(twin.mismatches == 0);
-    CHECK((booked > 0) == (piece != 0));
-    check_same(twin.hbm.stats(), twin.ref.stats);
-  }
+}
+
+TEST_CASE("plain(): tFAW does not bind and nothing is recorded", "[memory][hbm]") {
+  HbmCore hbm2(hbm2_tpu_v4i());  // tFAW 16 ns = 4 tRRD: four ACTs tRRD apart already span it
+  CHECK(hbm2.plain());
+  hbm2.record_activity();
+  CHECK_FALSE(hbm2.plain());
+  CHECK(HbmCore(hbm2e_tpu_v5p()).plain());
+  CHECK_FALSE(HbmCore(ddr3_tpu_v1()).plain());  // tFAW 25 ns > 4 x tRRD 5 ns
 }
 
 }  // namespace test_hbm
