@@ -196,15 +196,21 @@ void DmaCore::issue_one() {
 // wall time of a real-memory run (docs/performance.md).
 namespace {
 // The scratchpad side of a request loop: none, a Booking of its ports, or (more ports than
-// the Bookings cover) the scratchpad itself.
+// the Bookings cover) the scratchpad itself. Each books a request `sized(bytes)` by `access`.
 struct NoSram {
+  struct Sized {};
   NoSram(Scratchpad*, bool) {}
-  uint64_t access(uint64_t, uint64_t ready_ps) { return ready_ps; }
+  Sized sized(uint64_t) const { return {}; }
+  uint64_t access(Sized, uint64_t ready_ps) { return ready_ps; }
   void booked(uint64_t) {}
 };
 struct SramInPlace {
+  struct Sized {
+    uint64_t bytes;
+  };
   SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
-  uint64_t access(uint64_t bytes, uint64_t ready_ps) { return s.access(write, bytes, ready_ps); }
+  Sized sized(uint64_t bytes) const { return {bytes}; }
+  uint64_t access(Sized r, uint64_t ready_ps) { return s.access(write, r.bytes, ready_ps); }
   void booked(uint64_t) {}  // access() counted them
   Scratchpad& s;
   const bool write;
@@ -257,12 +263,12 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   size_t slot = slot_;
   uint64_t issue = issue_, completion = completion_, bytes = 0, requests = 0;
   uint64_t a = 0;
-  // Issues the request [a, a + n) if it may issue by the horizon (else false), `book` booking
-  // its HBM side from a ready time.
-  auto issue_request = [&](uint64_t n, auto&& book) {
+  // Issues the request [a, a + n) (`sized`: sram.sized(n)) if it may issue by the horizon
+  // (else false), `book` booking its HBM side from a ready time.
+  auto issue_request = [&](uint64_t n, typename Sram::Sized sized, auto&& book) {
     const uint64_t t = std::max(issue, window[slot]);
     if (t > horizon_ps) return false;
-    const uint64_t done = kSramFirst ? book(sram.access(n, t)) : sram.access(n, book(t));
+    const uint64_t done = kSramFirst ? book(sram.access(sized, t)) : sram.access(sized, book(t));
     issue = t;
     window[slot] = done;
     slot = slot + 1 == slots ? 0 : slot + 1;
@@ -283,7 +289,7 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     while (a < end && !at_horizon) {
       if (!kBook) {
         const uint64_t n = std::min(end - a, request_end(a) - a);
-        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.access(a, n, t); });
+        at_horizon = !issue_request(n, sram.sized(n), [&](uint64_t t) { return hbm.access(a, n, t); });
         continue;
       }
       // The requests up to the end of a's round of interleave blocks share its mapping (a
@@ -295,14 +301,17 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
         typename HbmCore::Stream<kChecks>::Blocks blocks = hbm.blocks_at(round, a);
         const uint64_t whole = a + ((stop - a) & ~request_mask);
         const uint64_t n = request_mask + 1;
+        const typename Sram::Sized sized = sram.sized(n);
         while (a < whole && !at_horizon)
-          at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
+          at_horizon = !issue_request(n, sized, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
       }
       while (a < stop && !at_horizon) {
         const uint64_t n = std::min(stop - a, request_mask + 1 - (a & request_mask));
-        at_horizon = !issue_request(n, [&](uint64_t t) { return hbm.book_in(round, a, n, t); });
+        at_horizon =
+            !issue_request(n, sram.sized(n), [&](uint64_t t) { return hbm.book_in(round, a, n, t); });
       }
     }
+
     if (a < end) {  // stopped at the horizon
       offset = a - run.address;
       break;

@@ -150,7 +150,7 @@ uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t 
                                      uint64_t bursts, uint64_t now) {
   refresh(pc, now);
   RowCounts rows;  // counted here: the caller's counters stay out of memory
-  const uint64_t end = chunk<Checks::general>(timing_, pc, bank_index, row, bursts, now, rows);
+  const uint64_t end = chunk<Checks::general>(timing_, pc_[pc], bank_[bank_index], row, bursts, now, rows);
   add(rows);
   return end;
 }
@@ -162,8 +162,9 @@ uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& row
   const uint64_t local = pcs_.div(unit) * config_.interleave_bytes + interleave_.mod(a);
   const uint64_t row_index = page_.div(local);
   const uint64_t bursts = burst_.div(a + bytes - 1) - burst_.div(a) + 1;
-  const uint64_t t = chunk<Checks::general>(timing_, pc, pc * config_.banks + banks_.mod(row_index),
-                                            banks_.div(row_index), bursts, now, rows);
+  const uint64_t t =
+      chunk<Checks::general>(timing_, pc_[pc], bank_[pc * config_.banks + banks_.mod(row_index)],
+                             banks_.div(row_index), bursts, now, rows);
   count_window(t, bytes);
   return t;
 }
@@ -232,14 +233,19 @@ void HbmCore::refresh(uint64_t pc, uint64_t now) {
     due += skipped * t_refi_;
     stats_.refreshes += skipped;
   }
-  Bank* banks = &bank_[pc * config_.banks];
-  uint64_t start = std::max(due, p.bus_free);
-  for (uint32_t b = 0; b < config_.banks; ++b)
-    if (banks[b].open_row >= 0) start = std::max(start, banks[b].ras_ready);
+  // It waits for tRAS of every open bank. Their latest is the last ACT's: a pseudo-channel's
+  // ACTs go forward in time (tRRD apart) and only a refresh closes a bank. With no ACT since
+  // the previous refresh, the last one's tRAS ended before that refresh began, so before its
+  // end, which bus_free has reached.
+  const uint64_t start = std::max({due, p.bus_free, p.ras_ready});
   // Every bank's next command waits for the end (its `ready` is earlier: the slot after its
   // last transfer, which ended by bus_free <= start).
   const uint64_t end = start + t_rfc_;
-  for (uint32_t b = 0; b < config_.banks; ++b) banks[b] = Bank{-1, end, banks[b].ras_ready};
+  Bank* banks = &bank_[pc * config_.banks];
+  for (uint32_t b = 0; b < config_.banks; ++b) {
+    banks[b].open_row = -1;
+    banks[b].ready = end;
+  }
   p.bus_free = std::max(p.bus_free, end);
   p.rrd_ready = std::max(p.rrd_ready, end);
   p.next_refresh = due + t_refi_;

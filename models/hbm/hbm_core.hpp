@@ -142,6 +142,7 @@ class HbmCore {
     uint64_t bus_free = 0;
     uint64_t next_refresh = 0;  // UINT64_MAX with refresh off
     uint64_t rrd_ready = 0;     // last ACT + tRRD
+    uint64_t ras_ready = 0;     // last ACT + tRAS: the latest of its open banks' (refresh)
     uint64_t faw_ready[4] = {0, 0, 0, 0};  // ACT i + tFAW, ring of the last four
     uint32_t faw_pos = 0;
     uint32_t channel = 0;       // pseudo-channel index mod channels
@@ -182,10 +183,11 @@ class HbmCore {
     return pc >= k.pcs ? pc - k.pcs : pc;
   }
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
-  // Books `bursts` on (pc, bank, row) from now and its bus time; returns the data end.
+  // Books `bursts` on (pseudo-channel p, its bank b, row) from now and its bus time; returns
+  // the data end (later than now).
   template <Checks kChecks>
-  uint64_t chunk(const Timing& k, uint64_t pc, uint64_t bank_index, uint64_t row, uint64_t bursts,
-                 uint64_t now, RowCounts& rows);
+  uint64_t chunk(const Timing& k, PseudoChannel& p, Bank& b, uint64_t row, uint64_t bursts, uint64_t now,
+                 RowCounts& rows);
   // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
   [[gnu::noinline]] uint64_t refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
                                                 uint64_t bursts, uint64_t now);
@@ -266,27 +268,36 @@ class HbmCore::Stream {
   // over many requests keeps one count of them rather than one here and one of its own.
   [[gnu::always_inline]] uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes,
                                           uint64_t now_ps) {
-    const uint64_t done = std::max(now_ps, piece(round, addr, bytes, now_ps));
+    const uint64_t done = piece(round, addr, bytes, now_ps);
     latest_ = std::max(latest_, done);
     return done;
   }
   // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
   // on the pseudo-channel after the previous one's, in the same bank and row of the round.
+  // Walked by pointer: the next pseudo-channel, and the bank a pseudo-channel's banks further.
   struct Blocks {
-    uint64_t pc, bank, row, bursts;
+    PseudoChannel* pc;  // the next block's pseudo-channel
+    Bank* bank;         // and bank
+    Bank* first_bank;   // the round's bank in pseudo-channel 0 (after the last pseudo-channel)
+    uint64_t row, bursts;
   };
   // The blocks from `addr` (the start of a block inside `round`) on.
   Blocks blocks_at(const Round& round, uint64_t addr) const {
     const uint64_t row_index = round.row_base >> k_.page_shift;
-    return {pseudo_channel_in(k_, round, addr >> k_.interleave_shift), row_index & k_.banks_mask,
-            row_index >> k_.banks_shift, (k_.interleave_mask + 1) >> k_.burst_shift};
+    const uint64_t pc = pseudo_channel_in(k_, round, addr >> k_.interleave_shift);
+    Bank* const first_bank = k_.bank + (row_index & k_.banks_mask);
+    return {k_.pc + pc, first_bank + (pc << k_.banks_shift), first_bank, row_index >> k_.banks_shift,
+            (k_.interleave_mask + 1) >> k_.burst_shift};
   }
   // book_in() for the next block of `blocks` (bytes: the block's size).
   [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
-    const uint64_t end = hbm_.chunk<kChecks>(k_, blocks.pc, (blocks.pc << k_.banks_shift) | blocks.bank,
-                                             blocks.row, blocks.bursts, now_ps, rows_);
-    blocks.pc = blocks.pc + 1 == k_.pcs ? 0 : blocks.pc + 1;
-    const uint64_t done = std::max(now_ps, counted(end, bytes));
+    const uint64_t done = counted(
+        hbm_.chunk<kChecks>(k_, *blocks.pc, *blocks.bank, blocks.row, blocks.bursts, now_ps, rows_), bytes);
+    blocks.bank += uint64_t{1} << k_.banks_shift;
+    if (++blocks.pc == k_.pc + k_.pcs) {
+      blocks.pc = k_.pc;
+      blocks.bank = blocks.first_bank;
+    }
     latest_ = std::max(latest_, done);
     return done;
   }
@@ -335,11 +346,9 @@ class HbmCore::Stream {
 // The hot path, inline so that a Stream's caller compiles into one loop.
 
 template <HbmCore::Checks kChecks>
-[[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, uint64_t pc, uint64_t bank_index,
+[[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, PseudoChannel& p, Bank& b,
                                                       uint64_t row, uint64_t bursts, uint64_t now,
                                                       RowCounts& rows) {
-  PseudoChannel& p = k.pc[pc];
-  Bank& b = k.bank[bank_index];
   constexpr bool kGeneral = kChecks == Checks::general;
   const bool hit = b.open_row == static_cast<int64_t>(row);
   const bool open = b.open_row >= 0;
@@ -354,7 +363,7 @@ template <HbmCore::Checks kChecks>
     if (kGeneral && k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
     data_start = std::max(p.bus_free, act + k.t_act_to_data);
   }
-  if (data_start >= p.next_refresh) return refresh_then_chunk(pc, bank_index, row, bursts, now);
+  if (data_start >= p.next_refresh) return refresh_then_chunk(&p - k.pc, &b - k.bank, row, bursts, now);
   const uint64_t xfer = k.xfer_ps[bursts];
   const uint64_t data_end = data_start + xfer;
   if (hit) {
@@ -363,7 +372,7 @@ template <HbmCore::Checks kChecks>
     ++rows.misses;
     rows.conflicts += open;
     b.open_row = static_cast<int64_t>(row);
-    b.ras_ready = act + k.t_ras;
+    b.ras_ready = p.ras_ready = act + k.t_ras;
     p.rrd_ready = act + k.t_rrd;
     if (kGeneral && k.faw_binds) {
       p.faw_ready[p.faw_pos] = act + k.t_faw;
@@ -391,8 +400,8 @@ template <HbmCore::Checks kChecks>
   const uint64_t pc = pseudo_channel_in(k, round, a >> k.interleave_shift);
   const uint64_t row_index = (round.row_base | (a & k.interleave_mask)) >> k.page_shift;
   const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
-  return chunk<kChecks>(k, pc, (pc << k.banks_shift) | (row_index & k.banks_mask), row_index >> k.banks_shift,
-                        bursts, now, rows);
+  return chunk<kChecks>(k, k.pc[pc], k.bank[(pc << k.banks_shift) | (row_index & k.banks_mask)],
+                        row_index >> k.banks_shift, bursts, now, rows);
 }
 
 }  // namespace systolic

@@ -121,15 +121,16 @@ class Scratchpad::Booking {
     (write_ ? s_.bytes_written_ : s_.bytes_read_) += bytes_;
     s_.port_busy_ps_ += busy_;
   }
+  // What access() needs of a request of `bytes` (> 0): its port time. A loop of requests of
+  // one size takes it once.
+  struct Sized {
+    uint64_t port_ps;
+  };
+  Sized sized(uint64_t bytes) const { return {cycles_for(bytes, width_, shift_) * kPsPerCycle}; }
   // As Scratchpad::access, its bytes counted by booked().
-  uint64_t access(uint64_t bytes, uint64_t ready_ps) {
-    if (bytes == 0) return ready_ps;
-    if (bytes != last_bytes_) {  // a request loop asks for the same size over and over
-      last_bytes_ = bytes;
-      last_busy_ = cycles_for(bytes, width_, shift_) * kPsPerCycle;
-    }
-    busy_ += last_busy_;
-    return book_port(free_, std::integral_constant<size_t, kPorts>{}, ready_ps, last_busy_);
+  uint64_t access(Sized request, uint64_t ready_ps) {
+    busy_ += request.port_ps;
+    return book_port(free_, std::integral_constant<size_t, kPorts>{}, ready_ps, request.port_ps);
   }
   void booked(uint64_t bytes) { bytes_ += bytes; }
 
@@ -140,7 +141,6 @@ class Scratchpad::Booking {
   const uint64_t width_;
   uint64_t free_[kPorts] = {};
   uint64_t bytes_ = 0, busy_ = 0;
-  uint64_t last_bytes_ = 0, last_busy_ = 0;  // port time of the last size asked for
 };
 
 // "16384 B (16 KiB)": exact bytes, and binary units when they are whole.
