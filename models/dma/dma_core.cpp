@@ -294,10 +294,10 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
       }
       // The requests up to the end of a's round of interleave blocks share its mapping (a
       // request never crosses a round: it lies in one piece); whole blocks in a row go to one
-      // pseudo-channel after another.
+      // pseudo-channel after another (two or more: for one, setting up the walk costs more).
       const HbmCore::Round round = hbm.round_at(a);
       const uint64_t stop = std::min(end, round.end);
-      if (book_blocks_ && (a & request_mask) == 0 && stop - a > request_mask) {
+      if (book_blocks_ && (a & request_mask) == 0 && stop - a > 2 * request_mask + 1) {
         typename HbmCore::Stream<kChecks>::Blocks blocks = hbm.blocks_at(round, a);
         const uint64_t whole = a + ((stop - a) & ~request_mask);
         const uint64_t n = request_mask + 1;

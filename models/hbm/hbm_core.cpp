@@ -73,7 +73,7 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    banks_.d - 1,
                    burst_.d - 1,
                    pcs_.d,
-                   &pcs_};
+                   pcs_};
 }
 
 const HbmStats& HbmCore::stats() const {
@@ -175,6 +175,32 @@ void HbmCore::count_untimed(uint64_t bytes, bool write) {
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
 }
 
+template <HbmCore::Checks kChecks>
+uint64_t HbmCore::access_pieces(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
+  const uint64_t end = addr + bytes;
+  uint64_t done = now_ps;
+  Stream<kChecks> stream(*this, write);
+  const uint64_t piece_mask = piece_bytes_ - 1;
+  for (uint64_t a = addr; a < end;) {
+    // A round's pieces share its mapping; its whole blocks (an ICI chunk of 64 KiB is 64 of
+    // them) go to one pseudo-channel after another.
+    const Round round = round_at(timing_, a);
+    const uint64_t stop = std::min(end, round.end);
+    if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
+      typename Stream<kChecks>::Blocks blocks = stream.blocks_at(round, a);
+      for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
+        done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
+    }
+    for (; a < stop; ++stream.chunks_) {
+      const uint64_t next = std::min(stop, (a | piece_mask) + 1);
+      done = std::max(done, stream.piece(round, a, next - a, now_ps));
+      a = next;
+    }
+  }
+  stream.count(bytes, done);
+  return done;
+}
+
 uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
   if (bytes == 0) return now_ps;
   if (addr >= config_.capacity_bytes || bytes > config_.capacity_bytes - addr)
@@ -184,30 +210,11 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
     count_untimed(bytes, write);
     return now_ps;
   }
+  if (piece_bytes_ != 0)  // the pieces through a Stream: shifts, counters in registers
+    return plain() ? access_pieces<Checks::plain>(addr, bytes, write, now_ps)
+                   : access_pieces<Checks::general>(addr, bytes, write, now_ps);
   const uint64_t end = addr + bytes;
   uint64_t done = now_ps;
-  if (piece_bytes_ != 0) {  // the pieces through a Stream: shifts, counters in registers
-    Stream<> stream(*this, write);
-    const uint64_t piece_mask = piece_bytes_ - 1;
-    for (uint64_t a = addr; a < end;) {
-      // A round's pieces share its mapping; its whole blocks (an ICI chunk of 64 KiB is 64 of
-      // them) go to one pseudo-channel after another.
-      const Round round = round_at(timing_, a);
-      const uint64_t stop = std::min(end, round.end);
-      if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
-        Stream<>::Blocks blocks = stream.blocks_at(round, a);
-        for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
-          done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
-      }
-      for (; a < stop; ++stream.chunks_) {
-        const uint64_t next = std::min(stop, (a | piece_mask) + 1);
-        done = std::max(done, stream.piece(round, a, next - a, now_ps));
-        a = next;
-      }
-    }
-    stream.count(bytes, done);
-    return done;
-  }
   ++stats_.requests;
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   RowCounts rows;

@@ -168,14 +168,14 @@ class HbmCore {
     uint32_t interleave_shift, page_shift, banks_shift, burst_shift;
     uint64_t interleave_mask, banks_mask, burst_mask;
     uint64_t pcs;            // pseudo-channels: any count (a round's division is per round)
-    const Divider* pcs_div;  // by pcs
+    Divider pcs_div;         // by pcs (a copy: a pointer into the core would be reloaded after stores)
   };
 
   static Round round_at(const Timing& k, uint64_t addr) {
-    const uint64_t round = k.pcs_div->div(addr >> k.interleave_shift);
+    const uint64_t round = k.pcs_div.div(addr >> k.interleave_shift);
     const uint64_t first = round * k.pcs;
     return {(first + k.pcs) << k.interleave_shift, first,
-            k.pcs_div->mod((round * 0x9E3779B97F4A7C15ull) >> 40), round << k.interleave_shift};
+            k.pcs_div.mod((round * 0x9E3779B97F4A7C15ull) >> 40), round << k.interleave_shift};
   }
   // The pseudo-channel of interleave block `block` of `round` (pseudo_channel_of).
   static uint64_t pseudo_channel_in(const Timing& k, const Round& round, uint64_t block) {
@@ -199,6 +199,9 @@ class HbmCore {
   template <Checks kChecks>
   uint64_t book_pow2(const Timing& k, const Round& round, uint64_t a, uint64_t bytes, uint64_t now,
                      RowCounts& rows);
+  // access() when piece_bytes() != 0: its pieces through a Stream<kChecks>.
+  template <Checks kChecks>
+  uint64_t access_pieces(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps);
   void count_window(uint64_t t, uint64_t bytes);
   [[gnu::noinline]] static void count_channel_window(std::vector<WindowSeries>& windows, uint32_t channel,
                                                      uint64_t t, uint64_t ps);
