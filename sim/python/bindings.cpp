@@ -36,6 +36,7 @@
 #include "sim/serving/scheduler.hpp"
 #include "sim/simulate/simulate.hpp"
 #include "sim/trace/trace.hpp"
+#include "sim/workload/transformer/shard.hpp"
 #include "sim/workload/workload.hpp"
 
 namespace py = pybind11;
@@ -417,6 +418,16 @@ void bind_commands(py::module_& m) {
   }, py::arg("kind"), py::arg("name"), py::arg("what"),
      "The registered name of a scheduler, router, packer or overflow policy; InputError '<what> ...: "
      "expected one of ... (did you mean ...)' for an unknown one.");
+
+  // The sweep checks a workload key's value against the names run() parses (systolic/sweep.py).
+  m.def(
+      "workload_names",
+      [](const std::string& key) {
+        if (key == "phase") return packing::kPhaseNames.names();
+        if (key == "routing") return transformer::kRoutingNames.names();
+        throw InputError("workload_names: key '" + key + "': expected phase or routing");
+      },
+      py::arg("key"), "The names a workload key takes, as run() parses them: phase, routing.");
 
   m.def("result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
         py::arg("text"), "A Result from report.json text (e.g. a saved report).");

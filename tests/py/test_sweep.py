@@ -288,6 +288,13 @@ def test_a_crashing_point_is_recorded_and_others_finish(tmp_path, monkeypatch):
     ("config: {tiny}\nworkload: {gpt2}\ngrid: {{mxu.rows: [4]}}\nlist: [{{mxu.rows: 8}}]\n",
      "spec.yaml:4: 'mxu.rows' is swept by both 'grid' and 'list' entry 1"),
     ("config: [\n", "spec.yaml:2: malformed YAML"),
+    # Workload keys whose values are names run() parses: refused before any point runs.
+    ("config: {tiny}\nworkload: {gpt2}\ngrid:\n  routing: [uniform, zipf]\n",
+     "spec.yaml:4: 'routing': expected uniform or skewed, got 'zipf'"),
+    ("config: {tiny}\nworkload: {gpt2}\ngrid:\n  phase: [prefil]\n",
+     "spec.yaml:4: 'phase': expected prefill or decode, got 'prefil'"),
+    ("config: {tiny}\nworkload: {gpt2}\ngrid:\n  routing_seed: [1, -2]\n",
+     "spec.yaml:4: 'routing_seed': expected a non-negative integer, got -2"),
 ])
 def test_bad_specs_name_file_line_and_key(tmp_path, text, message):
     spec = write(tmp_path / "spec.yaml", text.format(tiny=TINY, gpt2=GPT2))

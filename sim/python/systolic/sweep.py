@@ -99,6 +99,14 @@ def _one_of(*choices):
 
 
 _POSITIVE = (lambda value: _whole(value) and value >= 1, "a positive integer")
+_NON_NEGATIVE = (lambda value: _whole(value) and value >= 0, "a non-negative integer")
+
+
+def _named(key):
+    """The test and description of a workload key whose values are names run() parses."""
+    names = systolic._systolic.workload_names(key)  # the C++ name table: one list of names
+    return _one_of(*names), " or ".join(names)
+
 
 # Keys of how a workload is instantiated (systolic.run's arguments, `systolic run`'s flags):
 # allowed wherever a config key is (set, grid, list), so a model's shape, phase, tensor
@@ -106,15 +114,15 @@ _POSITIVE = (lambda value: _whole(value) and value >= 1, "a positive integer")
 # what an error says they must be.
 WORKLOAD_KEYS = {
     "bucket": (_text, "a shape BxS, e.g. 1x128"),
-    "phase": (_one_of("prefill", "decode"), "prefill or decode"),
+    "phase": _named("phase"),
     "tp": _POSITIVE,
     "ep": _POSITIVE,
     "mesh": (_text, "a parallelism mesh, e.g. dp=4,tp=8"),
     "micro_batches": _POSITIVE,
     "overlap": (_flag, "true or false"),
-    "routing": (_text, "uniform or skewed"),
+    "routing": _named("routing"),
     "skew": (_number, "a number"),
-    "routing_seed": (_whole, "a non-negative integer"),  # a negative one fails at its point (run's uint64)
+    "routing_seed": _NON_NEGATIVE,
     "weight_dtype": (_text, "a dtype name, e.g. int8"),
     "activation_dtype": (_text, "a dtype name, e.g. bf16"),
     "kv_dtype": (_text, "a dtype name, e.g. fp8_e4m3"),
