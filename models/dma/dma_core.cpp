@@ -191,9 +191,8 @@ void DmaCore::issue_one() {
 // The only leg left has an HBM side: its requests back to back up to the horizon, the same
 // requests, times and bookings as issue_one() one by one, with the loop state in locals, the
 // counters summed once, the HBM booked through a Stream (HbmBooking says how) and the
-// scratchpad through a Booking. The loop is
-// what real memory costs (one pass per HBM request): each of its instructions shows in the
-// wall time of a real-memory run (docs/performance.md).
+// scratchpad through a Booking. The loop is what real memory costs (one pass per HBM request):
+// each of its instructions shows in the wall time of a real-memory run (docs/performance.md).
 namespace {
 // The scratchpad side of a request loop: none, a Booking of its ports, or (more ports than
 // the Bookings cover) the scratchpad itself. Each books a request `sized(bytes)` by `access`.
@@ -311,7 +310,6 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
             !issue_request(n, sram.sized(n), [&](uint64_t t) { return hbm.book_in(round, a, n, t); });
       }
     }
-
     if (a < end) {  // stopped at the horizon
       offset = a - run.address;
       break;
