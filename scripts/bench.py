@@ -3,8 +3,9 @@
 
 Each case runs the CLI several times; we report the median wall time and the peak resident
 memory of the child process (getrusage). Exact-model throughput is PE-updates per second:
-simulated cycles x R x C x MXUs / wall time; a real-memory Llama case shows its wall time over
-its ideal-memory twin's (issue #19's goal: < 3x). Run through scripts/bench.sh.
+simulated cycles x R x C x MXUs / wall time; a real-memory Llama case, run in turns with its
+ideal-memory twin, shows the median of its wall time over the twin's (issue #19's goal: < 3x).
+Run through scripts/bench.sh.
 """
 import json
 import os
@@ -22,32 +23,45 @@ SYSTOLIC = pathlib.Path(os.environ.get("SYSTOLIC_BIN", ROOT / "build" / "systoli
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 
 
-def measure(args, report_name="report.json"):
-    """Median wall seconds, peak RSS MiB and the last report (`report_name`) over REPEATS runs."""
-    walls, peak = [], 0.0
+def measure(arg_sets, report_name="report.json"):
+    """For each of `arg_sets`, run REPEATS times, the sets taking turns (a pair of cases whose
+    ratio matters then sees the same host: its speed drifts from minute to minute): each set's
+    wall seconds per repeat, peak RSS MiB and last report (`report_name`)."""
+    walls, peaks, reports = [[] for _ in arg_sets], [0.0] * len(arg_sets), [None] * len(arg_sets)
     with tempfile.TemporaryDirectory() as out:
         rss = pathlib.Path(out) / "rss"
         for _ in range(REPEATS):
-            for old in pathlib.Path(out).glob("*.json"):  # each repeat writes afresh (no "replacing" note)
-                old.unlink()
-            t0 = time.perf_counter()
-            # GNU time reports the peak resident set of this one run (KiB).
-            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), str(SYSTOLIC), *args,
-                            "-o", out, "-q"], check=True,
-                           env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
-            walls.append(time.perf_counter() - t0)
-            peak = max(peak, int(rss.read_text().split()[-1]) / 1024)
-        report = json.loads((pathlib.Path(out) / report_name).read_text())
-    return statistics.median(walls), peak, report
+            for i, args in enumerate(arg_sets):
+                for old in pathlib.Path(out).glob("*.json"):  # each run writes afresh (no "replacing" note)
+                    old.unlink()
+                t0 = time.perf_counter()
+                # GNU time reports the peak resident set of this one run (KiB).
+                subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), str(SYSTOLIC), *args,
+                                "-o", out, "-q"], check=True,
+                               env=dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE"))
+                walls[i].append(time.perf_counter() - t0)
+                peaks[i] = max(peaks[i], int(rss.read_text().split()[-1]) / 1024)
+                reports[i] = json.loads((pathlib.Path(out) / report_name).read_text())
+    return walls, peaks, reports
 
 
 def main():
     rows = []
 
-    def case(name, args, target, pe_rate=False, report_name="report.json", ideal_wall=None):
-        """Measures and adds one row; returns its median wall time. `ideal_wall`: the wall time
-        of the case's ideal-memory twin, for the ratio."""
-        wall, mem, report = measure(args, report_name)
+    def case(name, args, target, pe_rate=False, report_name="report.json"):
+        """Measures one case and adds its row."""
+        walls, peaks, reports = measure([args], report_name)
+        row(name, statistics.median(walls[0]), peaks[0], reports[0], target, pe_rate)
+
+    def twins(ideal, real):
+        """An ideal-memory case and its real-memory twin, (name, args, target) each, run in
+        turns: the real row shows the median over the repeats of real / ideal wall time."""
+        walls, peaks, reports = measure([ideal[1], real[1]])
+        ratio = statistics.median(r / i for i, r in zip(walls[0], walls[1]))
+        row(ideal[0], statistics.median(walls[0]), peaks[0], reports[0], ideal[2])
+        row(real[0], statistics.median(walls[1]), peaks[1], reports[1], real[2], ratio=ratio)
+
+    def row(name, wall, mem, report, target, pe_rate=False, ratio=None):
         # A replay reports seconds, not one run's cycles; a capacity search has no totals.
         cycles = report.get("totals", {}).get("cycles")
         cfg = report["config"]["mxu"]
@@ -55,12 +69,11 @@ def main():
         if pe_rate:
             rate = cycles * cfg["rows"] * cfg["cols"] * cfg["count"] / wall
             extra = f"{rate / 1e6:,.0f} M PE-updates/s"
-        if ideal_wall:
-            extra = f"{wall / ideal_wall:.1f}x ideal"
+        if ratio is not None:
+            extra = f"{ratio:.1f}x ideal"
         cycles = f"{cycles:,}" if cycles is not None else "—"
         rows.append((name, f"{wall:.3f}", f"{mem:.0f}", cycles, extra, target))
         print(f"{name}: {wall:.3f} s, {mem:.0f} MiB, {cycles} cycles {extra}", flush=True)
-        return wall
 
     case("ResNet-18 (SCALE-Sim CSV), 128x128, fast",
          ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/topologies/resnet18.csv",
@@ -83,21 +96,18 @@ def main():
 
     # Each real-memory Llama case beside its ideal-memory twin: what booking every HBM request
     # costs (issue #19's goal: within 3x of the ideal run's wall time).
-    ideal_7b = case("Llama-2-7B prefill [1, 2048], 32 layers, ideal memory (what-if), tpu-v4i",
-         ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/models/llama2-7b.yaml", "--bucket", "1x2048",
-          "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=32 GiB"], "")
-    case("Llama-2-7B prefill [1, 2048], 32 layers, real memory system, tpu-v4i (compile + simulate)",
-         ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/models/llama2-7b.yaml", "--bucket", "1x2048",
-          "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=32 GiB"], "< 1 s, < 200 MB, < 3x ideal",
-         ideal_wall=ideal_7b)
-    ideal_70b = case("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 mesh), 80 layers, "
-                     "ideal memory (what-if)",
-         ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
-          "--tp", "8", "--set", "memory.ideal=true", "--set", "hbm.capacity_bytes=17 GiB"], "< 5 s")
-    case("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system",
-         ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
-          "--tp", "8", "--set", "memory.ideal=false", "--set", "hbm.capacity_bytes=17 GiB"],
-         "< 3 s, < 400 MB, < 3x ideal", ideal_wall=ideal_70b)
+    llama_7b = ["run", "-c", "configs/tpu-v4i.yaml", "-w", "traces/models/llama2-7b.yaml", "--bucket", "1x2048",
+                "--set", "hbm.capacity_bytes=32 GiB", "--set"]
+    twins(("Llama-2-7B prefill [1, 2048], 32 layers, ideal memory (what-if), tpu-v4i",
+           llama_7b + ["memory.ideal=true"], ""),
+          ("Llama-2-7B prefill [1, 2048], 32 layers, real memory system, tpu-v4i (compile + simulate)",
+           llama_7b + ["memory.ideal=false"], "< 1 s, < 200 MB, < 3x ideal"))
+    llama_70b = ["run", "-c", "configs/tpu-v5e-8.yaml", "-w", "traces/models/llama2-70b.yaml", "--bucket", "1x2048",
+                 "--tp", "8", "--set", "hbm.capacity_bytes=17 GiB", "--set"]
+    twins(("Llama-2-70B prefill [1, 2048] sharded --tp 8 over tpu-v5e-8 (2x4 mesh), 80 layers, "
+           "ideal memory (what-if)", llama_70b + ["memory.ideal=true"], "< 5 s"),
+          ("Llama-2-70B prefill [1, 2048] --tp 8 over tpu-v5e-8, 80 layers, real memory system",
+           llama_70b + ["memory.ideal=false"], "< 3 s, < 400 MB, < 3x ideal"))
     case("demo: Azure code trace (8,819 requests), two bucket sets, Llama-3-8B W8A16 on one tpu-v5e, real memory",
          ["pack", "-c", "configs/tpu-v5e.yaml", "-m", "traces/models/llama3-8b-w8a16.yaml",
           "--requests", "traces/requests/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
