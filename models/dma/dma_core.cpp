@@ -277,6 +277,9 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     ++requests;
     return true;
   };
+  // The round of interleave blocks of the last request (kBook): runs a few KiB apart (a tile's
+  // rows) often lie in one.
+  HbmCore::Round round{};
   // The runs from a local cursor: one member of `leg` would be reloaded after every store.
   RunCursor cursor = leg.cursor;
   uint64_t offset = leg.offset;
@@ -294,7 +297,7 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
       // The requests up to the end of a's round of interleave blocks share its mapping (a
       // request never crosses a round: it lies in one piece); whole blocks in a row go to one
       // pseudo-channel after another (two or more: for one, setting up the walk costs more).
-      const HbmCore::Round round = hbm.round_at(a);
+      if (!hbm.in_round(round, a)) round = hbm.round_at(a);
       const uint64_t stop = std::min(end, round.end);
       if (book_blocks_ && (a & request_mask) == 0 && stop - a > 2 * request_mask + 1) {
         typename HbmCore::Stream<kChecks>::Blocks blocks = hbm.blocks_at(round, a);

@@ -267,6 +267,10 @@ class HbmCore::Stream {
   // The blocks of one round of interleave blocks (one per pseudo-channel) share its rotation
   // and row base: a caller booking many requests in a row takes them once per round.
   Round round_at(uint64_t addr) const { return hbm_.round_at(k_, addr); }
+  // Whether `addr` lies in `round` (false for a Round{}).
+  bool in_round(const Round& round, uint64_t addr) const {
+    return addr < round.end && addr >= round.first_block << k_.interleave_shift;
+  }
   // book() for a request inside `round`, counted later with the others by booked(): a loop
   // over many requests keeps one count of them rather than one here and one of its own.
   [[gnu::always_inline]] uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes,
