@@ -21,16 +21,19 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import perf_table  # noqa: E402
 SYSTOLIC = pathlib.Path(os.environ.get("SYSTOLIC_BIN", ROOT / "build" / "systolic"))
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
+# An ideal-memory case and its real twin run this many pairs at least: over three, the ratio of
+# two runs a few seconds apart still moved by a third on a 2-core VM (docs/performance.md).
+TWIN_PAIRS = 11
 
 
-def measure(arg_sets, report_name="report.json"):
-    """For each of `arg_sets`, run REPEATS times, the sets taking turns (a pair of cases whose
+def measure(arg_sets, report_name="report.json", repeats=REPEATS):
+    """For each of `arg_sets`, run `repeats` times, the sets taking turns (a pair of cases whose
     ratio matters then sees the same host: its speed drifts from minute to minute): each set's
     wall seconds per repeat, peak RSS MiB and last report (`report_name`)."""
     walls, peaks, reports = [[] for _ in arg_sets], [0.0] * len(arg_sets), [None] * len(arg_sets)
     with tempfile.TemporaryDirectory() as out:
         rss = pathlib.Path(out) / "rss"
-        for _ in range(REPEATS):
+        for _ in range(repeats):
             for i, args in enumerate(arg_sets):
                 for old in pathlib.Path(out).glob("*.json"):  # each run writes afresh (no "replacing" note)
                     old.unlink()
@@ -55,8 +58,9 @@ def main():
 
     def twins(ideal, real):
         """An ideal-memory case and its real-memory twin, (name, args, target) each, run in
-        turns: the real row shows the median over the repeats of real / ideal wall time."""
-        walls, peaks, reports = measure([ideal[1], real[1]])
+        turns, TWIN_PAIRS pairs at least: the real row shows the median over the pairs of real /
+        ideal wall time."""
+        walls, peaks, reports = measure([ideal[1], real[1]], repeats=max(REPEATS, TWIN_PAIRS))
         ratio = statistics.median(r / i for i, r in zip(walls[0], walls[1]))
         row(ideal[0], statistics.median(walls[0]), peaks[0], reports[0], ideal[2])
         row(real[0], statistics.median(walls[1]), peaks[1], reports[1], real[2], ratio=ratio)
