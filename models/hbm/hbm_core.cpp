@@ -78,7 +78,11 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
 
 const HbmStats& HbmCore::stats() const {
   std::fill(stats_.channel_busy_ps.begin(), stats_.channel_busy_ps.end(), 0);
-  for (const PseudoChannel& p : pc_) stats_.channel_busy_ps[p.channel] += p.busy_ps;
+  stats_.last_completion_ps = 0;
+  for (const PseudoChannel& p : pc_) {
+    stats_.channel_busy_ps[p.channel] += p.busy_ps;
+    stats_.last_completion_ps = std::max(stats_.last_completion_ps, p.bus_free);
+  }
   return stats_;
 }
 
@@ -140,19 +144,19 @@ uint64_t HbmCore::pseudo_channel_of(uint64_t unit) const {
   return pcs_.mod(pcs_.mod(unit) + pcs_.mod(rotation));
 }
 
-void HbmCore::add(const RowCounts& rows) {
+void HbmCore::add(const RowCounts& rows, uint64_t chunks) {
   stats_.row_hits += rows.hits;
-  stats_.row_misses += rows.misses;
+  stats_.row_misses += chunks - rows.hits;
   stats_.row_conflicts += rows.conflicts;
 }
 
 uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
                                      uint64_t bursts, uint64_t now) {
   refresh(pc, now);
-  RowCounts rows;  // counted here: the caller's counters stay out of memory
-  const uint64_t end = chunk<Checks::general>(timing_, pc_[pc], bank_[bank_index], row, bursts, now, rows);
-  add(rows);
-  return end;
+  // The refresh closed every bank: the chunk is a miss and no conflict, which the caller counts
+  // (a chunk it booked that was no hit), so `rows` stays zero.
+  RowCounts rows;
+  return chunk<Checks::general>(timing_, pc_[pc], bank_[bank_index], row, bursts, now, rows);
 }
 
 uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows) {
@@ -197,7 +201,7 @@ uint64_t HbmCore::access_pieces(uint64_t addr, uint64_t bytes, bool write, uint6
       a = next;
     }
   }
-  stream.count(bytes, done);
+  stream.count(bytes);
   return done;
 }
 
@@ -218,15 +222,15 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
   ++stats_.requests;
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   RowCounts rows;
-  for (uint64_t a = addr; a < end;) {
+  uint64_t chunks = 0;
+  for (uint64_t a = addr; a < end; ++chunks) {
     const uint64_t next =
         std::min({end, (chunk_.div(a) + 1) * config_.chunk_bytes, (grain_.div(a) + 1) * grain_.d});
     done = std::max(done, piece(a, next - a, now_ps, rows));
-    ++stats_.chunks;
     a = next;
   }
-  add(rows);
-  stats_.last_completion_ps = std::max(stats_.last_completion_ps, done);
+  stats_.chunks += chunks;
+  add(rows, chunks);
   return done;
 }
 

@@ -37,7 +37,7 @@ struct HbmStats {
   uint64_t row_misses = 0;     // chunks that needed an ACT (bank closed or another row open)
   uint64_t row_conflicts = 0;  // the misses that first had to close another row
   uint64_t refreshes = 0;      // per pseudo-channel, summed
-  uint64_t last_completion_ps = 0;
+  uint64_t last_completion_ps = 0;        // the latest end of a chunk's data
   std::vector<uint64_t> channel_busy_ps;  // data-bus time, summed over the channel's pseudo-channels
   // Bytes whose transfer completed in each window of kWindowPs (bandwidth over time), when
   // HbmCore::record_activity() asked for it (timelines); empty otherwise.
@@ -99,7 +99,9 @@ class HbmCore {
   // Counts a transfer of `bytes` without timing it (HbmTiming::ideal): as access() there.
   void count_untimed(uint64_t bytes, bool write);
   const HbmConfig& config() const { return config_; }
-  // The counters so far, with channel_busy_ps summed from the pseudo-channels' bus time.
+  // The counters so far, with channel_busy_ps summed from the pseudo-channels' bus time and
+  // last_completion_ps their latest bus_free (a pseudo-channel's bus frees when its latest
+  // chunk's data ends: a refresh moves it only just before the chunk it delays).
   const HbmStats& stats() const;
   double ps_per_ns() const { return ps_per_ns_; }  // SystemC ps per real ns (= core MHz)
   uint64_t ns_to_ps(double ns) const;
@@ -148,9 +150,11 @@ class HbmCore {
     uint32_t channel = 0;       // pseudo-channel index mod channels
     uint64_t busy_ps = 0;       // data-bus time (stats() sums a channel's)
   };
-  // Row-buffer outcomes of chunks, summed by whoever books them and added to the stats once.
+  // Row-buffer outcomes of chunks, summed by whoever books them and added to the stats once
+  // (add()). The misses are the chunks that were not hits: whoever books chunks counts them
+  // anyway, so a chunk needs no third counter.
   struct RowCounts {
-    uint64_t hits = 0, misses = 0, conflicts = 0;
+    uint64_t hits = 0, conflicts = 0;
   };
   // What booking a chunk reads and never changes, and the power-of-two mapping. A Stream
   // copies it into its caller's frame: a local cannot alias the stores to banks and counters,
@@ -205,7 +209,7 @@ class HbmCore {
   void count_window(uint64_t t, uint64_t bytes);
   [[gnu::noinline]] static void count_channel_window(std::vector<WindowSeries>& windows, uint32_t channel,
                                                      uint64_t t, uint64_t ps);
-  void add(const RowCounts& rows);
+  void add(const RowCounts& rows, uint64_t chunks);  // `chunks` booked, `rows` their outcomes
   void refresh(uint64_t pc, uint64_t now);
 
   HbmConfig config_;
@@ -241,9 +245,8 @@ class HbmCore::Stream {
     s.requests += requests_;
     s.chunks += chunks_;
     (write_ ? s.bytes_written : s.bytes_read) += bytes_;
-    s.last_completion_ps = std::max(s.last_completion_ps, latest_);
     s.row_hits += rows_.hits;  // not add(rows_): no address of a counter may escape, or the
-    s.row_misses += rows_.misses;  // compiler keeps them in memory across the caller's calls
+    s.row_misses += chunks_ - rows_.hits;  // compiler keeps them in memory across the caller's calls
     s.row_conflicts += rows_.conflicts;
   }
 
@@ -275,9 +278,7 @@ class HbmCore::Stream {
   // over many requests keeps one count of them rather than one here and one of its own.
   [[gnu::always_inline]] uint64_t book_in(const Round& round, uint64_t addr, uint64_t bytes,
                                           uint64_t now_ps) {
-    const uint64_t done = piece(round, addr, bytes, now_ps);
-    latest_ = std::max(latest_, done);
-    return done;
+    return piece(round, addr, bytes, now_ps);
   }
   // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
   // on the pseudo-channel after the previous one's, in the same bank and row of the round.
@@ -305,7 +306,6 @@ class HbmCore::Stream {
       blocks.pc = k_.pc;
       blocks.bank = blocks.first_bank;
     }
-    latest_ = std::max(latest_, done);
     return done;
   }
   // Counts `requests` requests of `bytes` bytes in all, booked by book_in or book_block (one
@@ -336,8 +336,7 @@ class HbmCore::Stream {
     window_bytes_ += bytes;
     return end;
   }
-  void count(uint64_t bytes, uint64_t done) {  // one request
-    latest_ = std::max(latest_, done);
+  void count(uint64_t bytes) {  // one request
     ++requests_;
     bytes_ += bytes;
   }
@@ -346,7 +345,7 @@ class HbmCore::Stream {
   const Timing k_;
   const bool write_;
   RowCounts rows_;
-  uint64_t requests_ = 0, chunks_ = 0, bytes_ = 0, latest_ = 0;
+  uint64_t requests_ = 0, chunks_ = 0, bytes_ = 0;
   uint64_t window_start_ = 0, window_bytes_ = 0;  // bytes completed in [start, start + window)
 };
 
@@ -365,7 +364,11 @@ template <HbmCore::Checks kChecks>
   if (hit) {
     data_start = std::max(p.bus_free, cmd + k.t_cl);
   } else {
-    act = open ? std::max(cmd, b.ras_ready) + k.t_rp : cmd;
+    // An open bank precharges first: act = max(cmd, ras_ready) + tRP, else cmd. Without a
+    // branch: whether the bank is open follows each pseudo-channel's refreshes, which close
+    // its banks, and a mispredicted branch here cost 4 % of a real-memory run's time.
+    const uint64_t open_mask = uint64_t{0} - static_cast<uint64_t>(open);  // all ones if open
+    act = std::max(cmd + (k.t_rp & open_mask), (b.ras_ready + k.t_rp) & open_mask);
     act = std::max(act, p.rrd_ready);
     if (kGeneral && k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
     data_start = std::max(p.bus_free, act + k.t_act_to_data);
@@ -376,7 +379,6 @@ template <HbmCore::Checks kChecks>
   if (hit) {
     ++rows.hits;
   } else {
-    ++rows.misses;
     rows.conflicts += open;
     b.open_row = static_cast<int64_t>(row);
     b.ras_ready = p.ras_ready = act + k.t_ras;
