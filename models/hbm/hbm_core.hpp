@@ -13,6 +13,10 @@
 //
 // Time: "ps" throughout is SystemC time (1000 per core cycle, models/common/clock.hpp). The
 // constructor converts the config's real ns with the core clock, so at 1000 MHz ps are real ps.
+//
+// Why one header of about 400 lines: the core, its Stream and the inline chunk booking go
+// together into the DMA engine's request loop, which must compile into one loop (what real
+// memory costs: docs/performance.md); split, they would still be one unit.
 #include <algorithm>
 #include <cstdint>
 #include <tuple>

@@ -1,3 +1,6 @@
+// Reads a compiled trace (docs/trace-format.md) into a program, checking it as it goes.
+// Why one file of about 400 lines: one parser class, whose statements each read and update the
+// same state (the line, the header, the buffers, semaphores and streams declared so far).
 #include <fmt/format.h>
 
 #include <algorithm>
