@@ -52,33 +52,8 @@ void apply_serving_options(PackRequest& r, const py::dict& o) {
   std::apply([&](const auto&... f) { (take(o, f.first, r.*(f.second)), ...); }, kServingFields);
 }
 
-}  // namespace
-
-// load_config, compile, pack, result_from_json: what the CLI commands do besides run.
-void bind_commands(py::module_& m) {
-  m.def("load_config", &load, py::arg("path"), py::arg("overrides") = py::none(),
-        "Reads a chip config YAML and applies overrides ({'mxu.rows': 64}, "
-        "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
-
-  m.def(
-      "compile",
-      [](const ConfigHandle& config, const std::string& workload, const std::optional<std::string>& bucket,
-         const std::string& phase, const std::optional<std::string>& weight_dtype,
-         const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype) {
-        ProgramHandle p;
-        p.config = config.config;
-        py::gil_scoped_release release;
-        p.program = compile(
-            config.config,
-            load_workload(workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype)));
-        return p;
-      },
-      py::arg("config"), py::arg("workload"), py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
-      py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
-      py::arg("kv_dtype") = py::none(),
-      "Lowers a workload to a program for this chip, as `systolic compile` does (weight_dtype= etc. as "
-      "--weight-dtype etc.).");
-
+// pack(): `systolic pack`, with its files when given outdir=.
+void bind_pack(py::module_& m) {
   m.def(
       "pack",
       [](const ConfigHandle& config, const std::string& model, const std::string& requests,
@@ -111,7 +86,10 @@ void bind_commands(py::module_& m) {
       "Replays a request log through bucket sets, as `systolic pack` does: one Result per scheduler of "
       "serving['scheduler'] (names separated by commas, as --scheduler); with outdir= it writes the CLI's "
       "files (report.json, requests.csv, comparison.csv, timeline=, lanes=, lanes_html=).");
+}
 
+// The names a sweep spec is checked against before any point runs.
+void bind_sweep_checks(py::module_& m) {
   // The sweep checks a spec's names before any point runs (systolic/serving_sweep.py).
   m.def(
       "check_pack_name",
@@ -144,6 +122,37 @@ void bind_commands(py::module_& m) {
         throw InputError("workload_names: key '" + key + "': expected phase or routing");
       },
       py::arg("key"), "The names a workload key takes, as run() parses them: phase, routing.");
+}
+
+}  // namespace
+
+// load_config, compile, pack, result_from_json: what the CLI commands do besides run.
+void bind_commands(py::module_& m) {
+  m.def("load_config", &load, py::arg("path"), py::arg("overrides") = py::none(),
+        "Reads a chip config YAML and applies overrides ({'mxu.rows': 64}, "
+        "{'mxu': {'rows': 64}} or ['mxu.rows=64']). Raises InputError on bad input.");
+
+  m.def(
+      "compile",
+      [](const ConfigHandle& config, const std::string& workload, const std::optional<std::string>& bucket,
+         const std::string& phase, const std::optional<std::string>& weight_dtype,
+         const std::optional<std::string>& activation_dtype, const std::optional<std::string>& kv_dtype) {
+        ProgramHandle p;
+        p.config = config.config;
+        py::gil_scoped_release release;
+        p.program = compile(
+            config.config,
+            load_workload(workload, model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype)));
+        return p;
+      },
+      py::arg("config"), py::arg("workload"), py::arg("bucket") = py::none(), py::arg("phase") = "prefill",
+      py::arg("weight_dtype") = py::none(), py::arg("activation_dtype") = py::none(),
+      py::arg("kv_dtype") = py::none(),
+      "Lowers a workload to a program for this chip, as `systolic compile` does (weight_dtype= etc. as "
+      "--weight-dtype etc.).");
+
+  bind_pack(m);
+  bind_sweep_checks(m);
 
   m.def(
       "result_from_json", [](const std::string& text) { return ResultHandle{json::parse(text)}; },
