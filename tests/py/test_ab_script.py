@@ -1,0 +1,39 @@
+"""scripts/ab.py, the A/B of systolic binaries in user CPU time (docs/performance.md)."""
+import re
+import subprocess
+
+from conftest import REPO
+
+AB = REPO / "scripts" / "ab.py"
+TINY = ["run", "-c", "configs/tiny-4x4.yaml", "-w", "traces/gemms/example.yaml"]
+
+
+def ab(*args):
+    return subprocess.run(["/usr/bin/python3", str(AB), *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True)
+
+
+def test_each_binary_gets_its_median_and_its_ratio_to_the_first(systolic_bin):
+    done = ab("--rounds", 3, systolic_bin, systolic_bin, "--", *TINY)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"3 rounds; user CPU (s) and its per-round ratio to {systolic_bin}"
+    # One line per binary given, the same binary twice included.
+    rows = [re.fullmatch(r"(.+): median [0-9.]+ s, min [0-9.]+ s, ratio median ([0-9.]+) "
+                         r"\(quartiles ([0-9.]+)-([0-9.]+)\)", line) for line in lines[1:]]
+    assert len(rows) == 2 and all(rows)
+    assert float(rows[0].group(2)) == 1.0  # the first against itself, round by round
+
+
+def test_bad_input_is_refused_with_exit_2(systolic_bin):
+    for args, message in [((systolic_bin,), "expected the binaries, then `--`"),
+                          (("/nonexistent/systolic", "--", *TINY), "expected an executable systolic binary"),
+                          (("--rounds", 0, systolic_bin, "--", *TINY), "--rounds: expected an integer >= 1")]:
+        done = ab(*args)
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+
+
+def test_a_failing_run_stops_the_ab_with_its_exit_code_and_message(systolic_bin):
+    done = ab("--rounds", 1, systolic_bin, "--", "run", "-c", "configs/no-such.yaml")
+    assert done.returncode == 2 and "configs/no-such.yaml" in done.stderr
+    assert done.stdout == ""
