@@ -61,8 +61,16 @@ void bind_pack(py::module_& m) {
          const std::string& overflow, bool compile_new_shapes, double compile_stall_s, bool skip_bad_lines,
          const py::dict& serving, const std::optional<std::string>& outdir, const std::string& timeline,
          const std::string& lanes, const std::string& lanes_html) {
-        PackRequest r{model,    requests,           buckets,         packer,        window_ms,
-                      overflow, compile_new_shapes, compile_stall_s, skip_bad_lines};
+        PackRequest r;
+        r.model = model;
+        r.requests = requests;
+        r.bucket_files = buckets;
+        r.packer = packer;
+        r.window_ms = window_ms;
+        r.overflow = overflow;
+        r.compile_new_shapes = compile_new_shapes;
+        r.compile_stall_s = compile_stall_s;
+        r.skip_bad_lines = skip_bad_lines;
         apply_serving_options(r, serving);
         if (!outdir && !(timeline.empty() && lanes.empty() && lanes_html.empty()))
           throw InputError(

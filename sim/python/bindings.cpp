@@ -273,7 +273,9 @@ void bind_run(py::module_& m) {
          double timeline_limit_mib) {
         if (workload.has_value() == trace.has_value())
           throw InputError("run: give a workload (workload=) or a compiled trace (trace=)");
-        RunRequest request{config.config, {workload.value_or(""), trace.value_or(""), {}}, {}, "run"};
+        RunRequest request;
+        request.config = config.config;
+        request.source = {workload.value_or(""), trace.value_or(""), {}};
         request.source.shape = model_options(bucket, phase, weight_dtype, activation_dtype, kv_dtype);
         request.source.shape.tp = tp;
         request.source.shape.ep = ep;

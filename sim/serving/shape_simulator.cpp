@@ -72,7 +72,10 @@ void ShapeSimulator::ahead(std::vector<serving::StepShape> shapes, int jobs) {
 ShapeCost ShapeSimulator::simulate(const serving::StepShape& step) const {
   WorkloadOptions options = shape_options(step.phase, step.shape);
   options.tp = tp_;
-  RunRequest request{config_, {model_, "", options}, {}, "pack"};
+  RunRequest request;
+  request.config = config_;
+  request.source = {model_, "", options};
+  request.command = "pack";
   const auto report = run(request).report;
   ShapeCost c;
   c.seconds = report["totals"]["seconds"].get<double>();

@@ -222,7 +222,9 @@ GridView capture_grid_view(const ChipConfig& config, const std::string& workload
   ChipConfig exact = config;
   exact.mxu.model = MxuModel::exact;
   GridCapture capture(engine, shape, w.first, w.last, pad_rows);
-  const SimResult run = simulate(exact, program, {&capture});
+  RunOptions options;
+  options.observer = &capture;
+  const SimResult run = simulate(exact, program, options);
 
   GridView view;
   view.chip = config.name;

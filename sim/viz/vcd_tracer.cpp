@@ -205,7 +205,11 @@ SimResult simulate_with_vcd(const ChipConfig& config, const Program& program, co
   fast.mxu.model = MxuModel::fast;  // same cycle counts, cost per instruction
   VcdTracer::check(config, simulate(fast, program).total_cycles);
   VcdTracer tracer(path, config, program);
-  return simulate(config, program, {&tracer, &tracer, hbm_activity});
+  RunOptions options;
+  options.observer = &tracer;
+  options.probe = &tracer;
+  options.hbm_activity = hbm_activity;
+  return simulate(config, program, options);
 }
 
 }  // namespace systolic

@@ -19,7 +19,10 @@ const std::string kTiny = std::string(SYSTOLIC_SOURCE_DIR) + "/configs/tiny-4x4.
 const std::string kExample = std::string(SYSTOLIC_SOURCE_DIR) + "/traces/gemms/example.yaml";
 
 RunRequest request(const std::vector<std::string>& overrides) {
-  return {load_config(kTiny, overrides), {kExample, "", {}}, {}, "run"};
+  RunRequest r;
+  r.config = load_config(kTiny, overrides);
+  r.source = {kExample, "", {}};
+  return r;
 }
 
 }  // namespace
