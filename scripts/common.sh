@@ -34,7 +34,8 @@ build() {
   # The Python module must be built for Debian's interpreter, whatever python3 is on PATH.
   # A unity build (CMakeLists.txt says which files stay alone): the libraries compile in 45 % of
   # the CPU time (docs/reliability.md, "Suite time").
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
+  # Warnings are errors here (SYSTOLIC_WERROR), on the toolchain ensure_packages installs.
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DSYSTOLIC_WERROR=ON \
     -DPYTHON_EXECUTABLE=/usr/bin/python3 >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
