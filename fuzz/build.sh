@@ -16,5 +16,5 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$ROOT" -B "$ASAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-O1 -fno-omit-frame-pointer" -DCMAKE_UNITY_BUILD=ON -DSYSTOLIC_FUZZ=ON -DSYSTOLIC_PYTHON=OFF \
-  -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" >/dev/null
+  "${launcher[@]}" >/dev/null
 cmake --build "$ASAN_DIR" -j "${JOBS:-$(nproc)}" --target "$@"

@@ -10,6 +10,14 @@ import tempfile
 
 import pytest
 
+
+def pytest_configure(config):
+    # Debian's dask/distributed starts tornado's loop the deprecated way; the warning is theirs,
+    # not ours, and would hide one of ours in the summary.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:make_current is deprecated:DeprecationWarning:tornado.*")
+
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("SYSTOLIC_BUILD", REPO / "build")).resolve()  # a relative path would make test_docs' build/ symlink point at itself
 SYSTOLIC = BUILD / "systolic"
