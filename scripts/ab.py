@@ -3,9 +3,11 @@
 
 Runs each binary once per round, in turns (the order reversed every other round), and prints per
 binary its median user CPU time (from getrusage around each run) and the median, with quartiles,
-of its per-round ratio to the first binary's. The host this project is measured on changes speed
-by a third within minutes; runs of the same round share the host's state, so their ratio holds
-where the times themselves do not (docs/performance.md, "Real memory against ideal memory"). Usage:
+of its per-round ratio to the first binary's, and the ratio of its fastest run to the first's.
+The host this project is measured on changes speed by a third within minutes, and its two cores
+can run at two speeds at once. Runs of the same round share the host's state, so their ratio
+holds better than the times; where even those swing, the fastest runs (each binary's on a fast
+core) are what compares (docs/performance.md, "Real memory against ideal memory"). Usage:
 
     /usr/bin/python3 scripts/ab.py [--rounds 21] BASE NEW [MORE ...] -- SYSTOLIC ARGS...
 
@@ -72,7 +74,8 @@ def main():
         if min(times[0]) > 0:  # getrusage counts in microseconds: a run too short reads as 0
             ratios = [x / y for x, y in zip(t, times[0])]
             low, high = quartiles(ratios)
-            line += f", ratio median {statistics.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f})"
+            line += (f", ratio median {statistics.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f}),"
+                     f" fastest {min(t) / min(times[0]):.3f}")
         print(line)
 
 

@@ -19,10 +19,16 @@ def test_each_binary_gets_its_median_and_its_ratio_to_the_first(systolic_bin):
     lines = done.stdout.splitlines()
     assert lines[0] == f"3 rounds; user CPU (s) and its per-round ratio to {systolic_bin}"
     # One line per binary given, the same binary twice included.
-    rows = [re.fullmatch(r"(.+): median [0-9.]+ s, min [0-9.]+ s, ratio median ([0-9.]+) "
-                         r"\(quartiles ([0-9.]+)-([0-9.]+)\)", line) for line in lines[1:]]
+    rows = [re.fullmatch(r"(.+): median [0-9.]+ s, min ([0-9.]+) s, ratio median ([0-9.]+) "
+                         r"\(quartiles ([0-9.]+)-([0-9.]+)\), fastest ([0-9.]+)", line) for line in lines[1:]]
     assert len(rows) == 2 and all(rows)
-    assert float(rows[0].group(2)) == 1.0  # the first against itself, round by round
+    assert float(rows[0].group(3)) == 1.0  # the first against itself, round by round
+    assert float(rows[0].group(6)) == 1.0  # and fastest against fastest
+    # The second's fastest ratio is its min over the first's: inside the interval the printed
+    # mins (rounded to 0.0005 s either way) allow.
+    m0, m1 = (float(r.group(2)) for r in rows)
+    fastest = float(rows[1].group(6))
+    assert (m1 - 0.0005) / (m0 + 0.0005) - 0.0005 <= fastest <= (m1 + 0.0005) / max(m0 - 0.0005, 1e-6) + 0.0005
 
 
 def test_bad_input_is_refused_with_exit_2(systolic_bin):
