@@ -7,8 +7,8 @@ dimensions that continue one another (models/isa/dma_descriptor.cpp, RunCursor),
 into requests that never cross a multiple of the request size (dma.request_bytes, or
 hbm.chunk_bytes when that is 0, both read from the trace's config lines). Prints the requests by
 direction and run shape (run bytes, bytes between runs), most first, and the totals. Where a
-request is one HBM chunk (request size <= the interleave block and the page, as on every preset),
-the total is the report's memory.hbm.row_hits + row_misses. Usage:
+request is one HBM chunk (a power of two no larger than the HBM's chunk, page and interleave
+block, as on every preset), the total is the report's memory.hbm.row_hits + row_misses. Usage:
 
     /usr/bin/python3 scripts/dma_requests.py TRACE [--top 12]
 
