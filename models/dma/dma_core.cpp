@@ -201,6 +201,10 @@ struct NoSram {
   NoSram(Scratchpad*, bool) {}
   Sized sized(uint64_t) const { return {}; }
   uint64_t access(Sized, uint64_t ready_ps) { return ready_ps; }
+  template <class Ended>
+  void access_all(Sized, const uint64_t* ready, size_t n, Ended&& ended) {
+    for (size_t i = 0; i < n; ++i) ended(ready[i]);
+  }
   void booked(uint64_t) {}
 };
 struct SramInPlace {
@@ -210,6 +214,10 @@ struct SramInPlace {
   SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
   Sized sized(uint64_t bytes) const { return {bytes}; }
   uint64_t access(Sized r, uint64_t ready_ps) { return s.access(write, r.bytes, ready_ps); }
+  template <class Ended>
+  void access_all(Sized r, const uint64_t* ready, size_t n, Ended&& ended) {
+    for (size_t i = 0; i < n; ++i) ended(access(r, ready[i]));
+  }
   void booked(uint64_t) {}  // access() counted them
   Scratchpad& s;
   const bool write;
@@ -277,6 +285,47 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     ++requests;
     return true;
   };
+  // Issues `count` whole blocks of `blocks` (n bytes each, in one round), as many as may issue
+  // by the horizon; false if that was fewer. As issue_request one by one, in batches: the
+  // issue times first (up to kBatch, and no more than the window's slots, so each slot a
+  // batch reads was written before it), then the blocks' HBM bookings, which are independent
+  // (HbmCore::Stream::book_blocks: four at a time), then the scratchpad port and the window
+  // in order.
+  auto issue_blocks = [&](typename HbmCore::Stream<kChecks>::Blocks& blocks, uint64_t count, uint64_t n,
+                          typename Sram::Sized sized) {
+    constexpr size_t kBatch = 32;
+    uint64_t ready[kBatch], done[kBatch];  // per block: its issue (or port) time, its end
+    while (count > 0) {
+      const size_t batch = static_cast<size_t>(std::min<uint64_t>({count, kBatch, slots}));
+      size_t issued = 0;
+      for (size_t s = slot; issued < batch; ++issued) {
+        const uint64_t t = std::max(issue, window[s]);
+        if (t > horizon_ps) break;
+        issue = ready[issued] = t;
+        s = s + 1 == slots ? 0 : s + 1;
+      }
+      auto retire = [&](uint64_t end) {
+        window[slot] = end;
+        slot = slot + 1 == slots ? 0 : slot + 1;
+        completion = std::max(completion, end);
+      };
+      if (kSramFirst) {
+        size_t i = 0;
+        sram.access_all(sized, ready, issued, [&](uint64_t end) { ready[i++] = end; });
+        hbm.book_blocks(blocks, n, ready, done, issued);
+        for (i = 0; i < issued; ++i) retire(done[i]);
+      } else {
+        hbm.book_blocks(blocks, n, ready, done, issued);
+        sram.access_all(sized, done, issued, retire);
+      }
+      a += issued * n;
+      bytes += issued * n;
+      requests += issued;
+      if (issued < batch) return false;
+      count -= batch;
+    }
+    return true;
+  };
   // The round of interleave blocks of the last request (kBook): runs a few KiB apart (a tile's
   // rows) often lie in one.
   HbmCore::Round round{};
@@ -304,6 +353,10 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
         const uint64_t whole = a + ((stop - a) & ~request_mask);
         const uint64_t n = request_mask + 1;
         const typename Sram::Sized sized = sram.sized(n);
+        // A few blocks (a tile's row of 2-3 KiB) one by one: a batch's set-up costs more.
+        const uint64_t count = (whole - a) / n;
+        if (kChecks == HbmCore::Checks::plain && count >= 8)
+          at_horizon = !issue_blocks(blocks, count, n, sized);
         while (a < whole && !at_horizon)
           at_horizon = !issue_request(n, sized, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
       }

@@ -15,6 +15,8 @@ HbmCore::Divider::Divider(uint64_t v) : d(v), pow2(v != 0 && (v & (v - 1)) == 0)
   // (v >= 2^32: magic 0 gives quotient 0, exact for numerators below 2^32)
 }
 
+void HbmCore::set_vector_booking(bool on) { vector_booking_ = on && cpu_has_avx2(); }
+
 HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timing)
     : config_(validated(config, "hbm.")), timing_mode_(timing), ps_per_ns_(core_clock_mhz) {
   if (!(core_clock_mhz > 0)) throw std::invalid_argument("hbm: core clock must be > 0 MHz");
@@ -47,12 +49,11 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
   for (uint64_t b = 0; b <= max_bursts; ++b)
     xfer_ps_[b] = static_cast<uint64_t>(std::ceil(static_cast<double>(b) * burst_ps - 1e-6));
 
-  pc_.resize(config_.pseudo_channel_count());
-  for (size_t i = 0; i < pc_.size(); ++i) {
-    pc_[i].next_refresh = refresh_on_ ? t_refi_ : UINT64_MAX;
-    pc_[i].channel = static_cast<uint32_t>(i % channels_);
-  }
-  bank_.resize(config_.pseudo_channel_count() * config_.banks);
+  const uint64_t pcs = config_.pseudo_channel_count();
+  const uint64_t quads = (pcs + 3) / 4;
+  pc_.assign(quads * kPcQuad, 0);
+  bank_.assign(quads * config_.banks * kBankQuad, 0);
+  vector_booking_ = cpu_has_avx2();
   stats_.channel_busy_ps.assign(config_.channels, 0);
   timing_ = Timing{t_cl_,
                    t_rp_,
@@ -63,6 +64,7 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    t_faw_ > 4 * t_rrd_,
                    pc_.data(),
                    bank_.data(),
+                   config_.banks * kBankQuad,
                    xfer_ps_.data(),
                    nullptr,
                    interleave_.shift,
@@ -74,14 +76,21 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    burst_.d - 1,
                    pcs_.d,
                    pcs_};
+  for (uint64_t i = 0; i < pcs; ++i) {
+    const PcLane p = pc_lane(timing_, i);
+    p.next_refresh() = refresh_on_ ? t_refi_ : INT64_MAX;
+    p.channel() = i % channels_;
+    for (uint32_t b = 0; b < config_.banks; ++b) bank_lane(i, b).set_open_row(-1);
+  }
 }
 
 const HbmStats& HbmCore::stats() const {
   std::fill(stats_.channel_busy_ps.begin(), stats_.channel_busy_ps.end(), 0);
   stats_.last_completion_ps = 0;
-  for (const PseudoChannel& p : pc_) {
-    stats_.channel_busy_ps[p.channel] += p.busy_ps;
-    stats_.last_completion_ps = std::max(stats_.last_completion_ps, p.bus_free);
+  for (uint64_t i = 0; i < pcs_.d; ++i) {
+    const PcLane p = pc_lane(timing_, i);
+    stats_.channel_busy_ps[p.channel()] += p.busy_ps();
+    stats_.last_completion_ps = std::max(stats_.last_completion_ps, p.bus_free());
   }
   return stats_;
 }
@@ -150,13 +159,13 @@ void HbmCore::add(const RowCounts& rows, uint64_t chunks) {
   stats_.row_conflicts += rows.conflicts;
 }
 
-uint64_t HbmCore::refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
-                                     uint64_t bursts, uint64_t now) {
-  refresh(pc, now);
+uint64_t HbmCore::refresh_then_chunk(PcLane p, BankLane b, uint64_t row, uint64_t bursts, uint64_t now) {
+  const uint64_t lane = static_cast<uint64_t>(p.f - pc_.data());  // quad * kPcQuad + i % 4
+  refresh(lane / kPcQuad * 4 + lane % kPcQuad, now);
   // The refresh closed every bank: the chunk is a miss and no conflict, which the caller counts
   // (a chunk it booked that was no hit), so `rows` stays zero.
   RowCounts rows;
-  return chunk<Checks::general>(timing_, pc_[pc], bank_[bank_index], row, bursts, now, rows);
+  return chunk<Checks::general>(timing_, p, b, row, bursts, now, rows);
 }
 
 uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows) {
@@ -167,7 +176,7 @@ uint64_t HbmCore::piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& row
   const uint64_t row_index = page_.div(local);
   const uint64_t bursts = burst_.div(a + bytes - 1) - burst_.div(a) + 1;
   const uint64_t t =
-      chunk<Checks::general>(timing_, pc_[pc], bank_[pc * config_.banks + banks_.mod(row_index)],
+      chunk<Checks::general>(timing_, pc_lane(timing_, pc), bank_lane(pc, banks_.mod(row_index)),
                              banks_.div(row_index), bursts, now, rows);
   count_window(t, bytes);
   return t;
@@ -191,7 +200,7 @@ uint64_t HbmCore::access_pieces(uint64_t addr, uint64_t bytes, bool write, uint6
     const Round round = round_at(timing_, a);
     const uint64_t stop = std::min(end, round.end);
     if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
-      typename Stream<kChecks>::Blocks blocks = stream.blocks_at(round, a);
+      Blocks blocks = stream.blocks_at(round, a);
       for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
         done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
     }
@@ -237,8 +246,8 @@ uint64_t HbmCore::access(uint64_t addr, uint64_t bytes, bool write, uint64_t now
 // All-bank refresh of one pseudo-channel: the one due (or, after an idle stretch, the latest
 // one due by `now`) starts when the bus is free, closes every row and blocks for tRFC.
 void HbmCore::refresh(uint64_t pc, uint64_t now) {
-  PseudoChannel& p = pc_[pc];
-  uint64_t due = p.next_refresh;
+  const PcLane p = pc_lane(timing_, pc);
+  uint64_t due = p.next_refresh();
   if (now >= due + t_refi_) {  // refreshes that came and went while the pseudo-channel idled
     const uint64_t skipped = (now - due) / t_refi_;
     due += skipped * t_refi_;
@@ -248,18 +257,18 @@ void HbmCore::refresh(uint64_t pc, uint64_t now) {
   // ACTs go forward in time (tRRD apart) and only a refresh closes a bank. With no ACT since
   // the previous refresh, the last one's tRAS ended before that refresh began, so before its
   // end, which bus_free has reached.
-  const uint64_t start = std::max({due, p.bus_free, p.ras_ready});
+  const uint64_t start = std::max({due, p.bus_free(), p.ras_ready()});
   // Every bank's next command waits for the end (its `ready` is earlier: the slot after its
   // last transfer, which ended by bus_free <= start).
   const uint64_t end = start + t_rfc_;
-  Bank* banks = &bank_[pc * config_.banks];
   for (uint32_t b = 0; b < config_.banks; ++b) {
-    banks[b].open_row = -1;
-    banks[b].ready = end;
+    const BankLane bank = bank_lane(pc, b);
+    bank.set_open_row(-1);
+    bank.ready() = end;
   }
-  p.bus_free = std::max(p.bus_free, end);
-  p.rrd_ready = std::max(p.rrd_ready, end);
-  p.next_refresh = due + t_refi_;
+  p.bus_free() = std::max(p.bus_free(), end);
+  p.rrd_ready() = std::max(p.rrd_ready(), end);
+  p.next_refresh() = due + t_refi_;
   ++stats_.refreshes;
 }
 

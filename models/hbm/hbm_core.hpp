@@ -14,7 +14,7 @@
 // Time: "ps" throughout is SystemC time (1000 per core cycle, models/common/clock.hpp). The
 // constructor converts the config's real ns with the core clock, so at 1000 MHz ps are real ps.
 //
-// Why one header of about 400 lines: the core, its Stream and the inline chunk booking go
+// Why one header of about 500 lines: the core, its Stream and the inline chunk booking go
 // together into the DMA engine's request loop, which must compile into one loop (what real
 // memory costs: docs/performance.md); split, they would still be one unit.
 #include <algorithm>
@@ -96,6 +96,12 @@ class HbmCore {
   // loop pays one untaken branch.
   void record_activity();
 
+  // Whether Stream<Checks::plain>::book_blocks books four blocks at once with AVX2: on by
+  // default where the processor has AVX2. Tests turn it off to compare with the scalar booking,
+  // which gives the same bookings.
+  bool vector_booking() const { return vector_booking_; }
+  void set_vector_booking(bool on);  // on only where the processor has AVX2 (else ignored)
+
   HbmLocation locate(uint64_t addr) const;
   HbmTiming timing() const { return timing_mode_; }
   // Chunks need no Checks::general tests: tFAW does not bind and no activity is recorded.
@@ -139,20 +145,57 @@ class HbmCore {
     }
     uint64_t mod(uint64_t x) const { return pow2 ? x & (d - 1) : x - div(x) * d; }
   };
-  struct Bank {
-    int64_t open_row = -1;   // -1: closed
-    uint64_t ready = 0;      // earliest next command (the last transfer's column command slot)
-    uint64_t ras_ready = 0;  // earliest PRE (ACT + tRAS)
+  // Pseudo-channels and their banks are stored field by field in quads of four pseudo-
+  // channels, so that four in a row load as one vector a field (book_blocks_avx2): field f of
+  // pseudo-channel i is pc_[i / 4 * kPcQuad + 4 f + i % 4], of its bank j
+  // bank_[(i / 4 * banks + j) * kBankQuad + 4 f + i % 4]. Scalar code reaches one through a
+  // pointer to its lane (PcLane, BankLane), its fields 4 qwords apart. The vector booking
+  // compares times signed: they stay below 2^63.
+  enum PcField : uint32_t {
+    kBusFree,
+    kNextRefresh,
+    kRrdReady,
+    kRasReady,
+    kBusy,
+    kFaw,
+    kFawPos = kFaw + 4,
+    kChannel,
+    kPcFields
   };
-  struct PseudoChannel {
-    uint64_t bus_free = 0;
-    uint64_t next_refresh = 0;  // UINT64_MAX with refresh off
-    uint64_t rrd_ready = 0;     // last ACT + tRRD
-    uint64_t ras_ready = 0;     // last ACT + tRAS: the latest of its open banks' (refresh)
-    uint64_t faw_ready[4] = {0, 0, 0, 0};  // ACT i + tFAW, ring of the last four
-    uint32_t faw_pos = 0;
-    uint32_t channel = 0;       // pseudo-channel index mod channels
-    uint64_t busy_ps = 0;       // data-bus time (stats() sums a channel's)
+  enum BankField : uint32_t { kOpenRow, kReady, kBankRas, kBankFields };
+  static constexpr uint64_t kPcQuad = 4 * kPcFields;  // qwords
+  static constexpr uint64_t kBankQuad = 16;           // 4 * kBankFields, padded to a power of two
+  static_assert(kBankQuad >= 4 * kBankFields);
+  struct PcLane {
+    uint64_t* f;  // bus_free of the pseudo-channel, in its quad
+    uint64_t& bus_free() const { return f[4 * kBusFree]; }
+    uint64_t& next_refresh() const { return f[4 * kNextRefresh]; }  // INT64_MAX with refresh off
+    uint64_t& rrd_ready() const { return f[4 * kRrdReady]; }        // last ACT + tRRD
+    // Last ACT + tRAS: the latest of its open banks' (refresh waits for it).
+    uint64_t& ras_ready() const { return f[4 * kRasReady]; }
+    uint64_t& busy_ps() const { return f[4 * kBusy]; }  // data-bus time (stats() sums a channel's)
+    uint64_t& faw_ready(uint64_t i) const { return f[4 * (kFaw + i)]; }  // ACT i + tFAW, a ring
+    uint64_t& faw_pos() const { return f[4 * kFawPos]; }                 // of the last four
+    uint64_t& channel() const { return f[4 * kChannel]; }                // pseudo-channel index mod channels
+  };
+  struct BankLane {
+    uint64_t* f;                                                                // its open_row
+    int64_t open_row() const { return static_cast<int64_t>(f[4 * kOpenRow]); }  // -1: closed
+    void set_open_row(int64_t row) const { f[4 * kOpenRow] = static_cast<uint64_t>(row); }
+    // Earliest next command (the last transfer's column command slot).
+    uint64_t& ready() const { return f[4 * kReady]; }
+    uint64_t& ras_ready() const { return f[4 * kBankRas]; }  // earliest PRE (ACT + tRAS)
+  };
+  // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
+  // on the pseudo-channel after the previous one's, in the same bank and row of the round.
+  // Walked by pointer: the next pseudo-channel's lane and its bank's (Stream::blocks_at,
+  // book_block, book_blocks).
+  struct Blocks {
+    uint64_t index;        // the next block's pseudo-channel
+    uint64_t* pc;          // its lane
+    uint64_t* bank;        // and its bank's
+    uint64_t* first_bank;  // the round's bank in pseudo-channel 0 (after the last pseudo-channel)
+    uint64_t row, bursts;
   };
   // Row-buffer outcomes of chunks, summed by whoever books them and added to the stats once
   // (add()). The misses are the chunks that were not hits: whoever books chunks counts them
@@ -166,8 +209,9 @@ class HbmCore {
   struct Timing {
     uint64_t t_cl, t_rp, t_act_to_data, t_ras, t_rrd, t_faw;
     bool faw_binds;  // tFAW > 4 tRRD (else four ACTs spaced tRRD already span tFAW)
-    PseudoChannel* pc;
-    Bank* bank;  // pc * banks + bank
+    uint64_t* pc;    // pc_.data()
+    uint64_t* bank;  // bank_.data()
+    uint64_t bank_quad_stride;  // banks * kBankQuad: a bank's lane in one quad to the next quad's
     const uint64_t* xfer_ps;                     // by burst count
     std::vector<WindowSeries>* channel_windows;  // null unless recording
     // With piece_bytes_ != 0: shifts and masks of the interleave block, the page, the banks and
@@ -191,14 +235,43 @@ class HbmCore {
     return pc >= k.pcs ? pc - k.pcs : pc;
   }
   uint64_t pseudo_channel_of(uint64_t interleave_block) const;
+  // The lanes of pseudo-channel `pc` and of its bank `bank`; bank_lane_pow2 with the banks a
+  // power of two (piece_bytes_ != 0).
+  static PcLane pc_lane(const Timing& k, uint64_t pc) { return {k.pc + (pc >> 2) * kPcQuad + (pc & 3)}; }
+  static BankLane bank_lane_pow2(const Timing& k, uint64_t pc, uint64_t bank) {
+    return {k.bank + (((pc >> 2) << k.banks_shift) | bank) * kBankQuad + (pc & 3)};
+  }
+  BankLane bank_lane(uint64_t pc, uint64_t bank) {
+    return {bank_.data() + ((pc >> 2) * config_.banks + bank) * kBankQuad + (pc & 3)};
+  }
+  // The walk of whole blocks to the next pseudo-channel (its lane in this quad or the next's).
+  static void step(const Timing& k, Blocks& blocks) {
+    if ((++blocks.index & 3) != 0) {
+      ++blocks.pc;
+      ++blocks.bank;
+    } else {
+      blocks.pc += kPcQuad - 3;
+      blocks.bank += k.bank_quad_stride - 3;
+    }
+    if (blocks.index == k.pcs) {
+      blocks.index = 0;
+      blocks.pc = k.pc;
+      blocks.bank = blocks.first_bank;
+    }
+  }
   // Books `bursts` on (pseudo-channel p, its bank b, row) from now and its bus time; returns
   // the data end (later than now).
   template <Checks kChecks>
-  uint64_t chunk(const Timing& k, PseudoChannel& p, Bank& b, uint64_t row, uint64_t bursts, uint64_t now,
+  uint64_t chunk(const Timing& k, PcLane p, BankLane b, uint64_t row, uint64_t bursts, uint64_t now,
                  RowCounts& rows);
+  // Stream<Checks::plain>::book_blocks with AVX2 (hbm_core_avx2.cpp): `count` blocks of
+  // `blocks`, four at a time (a group with a refresh due, and the last count % 4, by chunk());
+  // returns their row outcomes.
+  RowCounts book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done, size_t count);
+  static bool cpu_has_avx2();  // whether this processor runs book_blocks_avx2
   // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
-  [[gnu::noinline]] uint64_t refresh_then_chunk(uint64_t pc, uint64_t bank_index, uint64_t row,
-                                                uint64_t bursts, uint64_t now);
+  [[gnu::noinline]] uint64_t refresh_then_chunk(PcLane p, BankLane b, uint64_t row, uint64_t bursts,
+                                                uint64_t now);
   // Maps and books the piece [a, a + bytes) (one row of one bank) and counts its bytes'
   // window; returns its data end.
   uint64_t piece(uint64_t a, uint64_t bytes, uint64_t now, RowCounts& rows);
@@ -221,12 +294,13 @@ class HbmCore {
   double ps_per_ns_;
   uint64_t t_rcd_, t_rp_, t_cl_, t_ras_, t_rrd_, t_faw_, t_refi_, t_rfc_;
   bool refresh_on_;
+  bool vector_booking_;
   Divider interleave_, pcs_, page_, banks_, chunk_, grain_, burst_;
   uint64_t piece_bytes_ = 0;  // piece_bytes()
   uint32_t channels_;
   std::vector<uint64_t> xfer_ps_;  // by burst count
-  std::vector<PseudoChannel> pc_;
-  std::vector<Bank> bank_;  // pc * banks + bank
+  std::vector<uint64_t> pc_;       // in quads (PcLane)
+  std::vector<uint64_t> bank_;     // in quads (BankLane)
   mutable HbmStats stats_;  // mutable: stats() brings channel_busy_ps up to date
   Timing timing_;           // points into xfer_ps_, pc_ and bank_ (never resized)
 };
@@ -284,36 +358,37 @@ class HbmCore::Stream {
                                           uint64_t now_ps) {
     return piece(round, addr, bytes, now_ps);
   }
-  // Whole interleave blocks in address order, when a block is one piece (whole_blocks()): each
-  // on the pseudo-channel after the previous one's, in the same bank and row of the round.
-  // Walked by pointer: the next pseudo-channel, and the bank a pseudo-channel's banks further.
-  struct Blocks {
-    PseudoChannel* pc;  // the next block's pseudo-channel
-    Bank* bank;         // and bank
-    Bank* first_bank;   // the round's bank in pseudo-channel 0 (after the last pseudo-channel)
-    uint64_t row, bursts;
-  };
+  using Blocks = HbmCore::Blocks;
   // The blocks from `addr` (the start of a block inside `round`) on.
   Blocks blocks_at(const Round& round, uint64_t addr) const {
     const uint64_t row_index = round.row_base >> k_.page_shift;
     const uint64_t pc = pseudo_channel_in(k_, round, addr >> k_.interleave_shift);
-    Bank* const first_bank = k_.bank + (row_index & k_.banks_mask);
-    return {k_.pc + pc, first_bank + (pc << k_.banks_shift), first_bank, row_index >> k_.banks_shift,
-            (k_.interleave_mask + 1) >> k_.burst_shift};
+    uint64_t* const first_bank = k_.bank + (row_index & k_.banks_mask) * kBankQuad;
+    return {pc,         pc_lane(k_, pc).f,           first_bank + (pc >> 2) * k_.bank_quad_stride + (pc & 3),
+            first_bank, row_index >> k_.banks_shift, (k_.interleave_mask + 1) >> k_.burst_shift};
   }
   // book_in() for the next block of `blocks` (bytes: the block's size).
   [[gnu::always_inline]] uint64_t book_block(Blocks& blocks, uint64_t bytes, uint64_t now_ps) {
     const uint64_t done = counted(
-        hbm_.chunk<kChecks>(k_, *blocks.pc, *blocks.bank, blocks.row, blocks.bursts, now_ps, rows_), bytes);
-    blocks.bank += uint64_t{1} << k_.banks_shift;
-    if (++blocks.pc == k_.pc + k_.pcs) {
-      blocks.pc = k_.pc;
-      blocks.bank = blocks.first_bank;
-    }
+        hbm_.chunk<kChecks>(k_, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, now_ps, rows_), bytes);
+    step(k_, blocks);
     return done;
   }
-  // Counts `requests` requests of `bytes` bytes in all, booked by book_in or book_block (one
-  // piece each).
+  // book_block() for `count` blocks of `blocks` in a row, block i issued at ready[i]; done[i]
+  // its data end. They must lie in one round (count <= the blocks left in it), so each is on a
+  // different pseudo-channel and their bookings are independent: on a plain() HBM four at a
+  // time with AVX2 (vector_booking()), the same bookings as one by one.
+  void book_blocks(Blocks& blocks, uint64_t bytes, const uint64_t* ready, uint64_t* done, size_t count) {
+    if (kChecks == Checks::plain && hbm_.vector_booking_) {
+      const RowCounts rows = hbm_.book_blocks_avx2(blocks, ready, done, count);
+      rows_.hits += rows.hits;
+      rows_.conflicts += rows.conflicts;
+      return;
+    }
+    for (size_t i = 0; i < count; ++i) done[i] = book_block(blocks, bytes, ready[i]);
+  }
+  // Counts `requests` requests of `bytes` bytes in all, booked by book_in, book_block or
+  // book_blocks (one piece each).
   void booked(uint64_t requests, uint64_t bytes) {
     requests_ += requests;
     chunks_ += requests;
@@ -356,47 +431,47 @@ class HbmCore::Stream {
 // The hot path, inline so that a Stream's caller compiles into one loop.
 
 template <HbmCore::Checks kChecks>
-[[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, PseudoChannel& p, Bank& b,
-                                                      uint64_t row, uint64_t bursts, uint64_t now,
-                                                      RowCounts& rows) {
+[[gnu::always_inline]] inline uint64_t HbmCore::chunk(const Timing& k, PcLane p, BankLane b, uint64_t row,
+                                                      uint64_t bursts, uint64_t now, RowCounts& rows) {
   constexpr bool kGeneral = kChecks == Checks::general;
-  const bool hit = b.open_row == static_cast<int64_t>(row);
-  const bool open = b.open_row >= 0;
-  const uint64_t cmd = std::max(now, b.ready);
+  const int64_t open_row = b.open_row();
+  const bool hit = open_row == static_cast<int64_t>(row);
+  const bool open = open_row >= 0;
+  const uint64_t cmd = std::max(now, b.ready());
   uint64_t act = 0;
   uint64_t data_start;
   if (hit) {
-    data_start = std::max(p.bus_free, cmd + k.t_cl);
+    data_start = std::max(p.bus_free(), cmd + k.t_cl);
   } else {
     // An open bank precharges first: act = max(cmd, ras_ready) + tRP, else cmd. Without a
     // branch: whether the bank is open follows each pseudo-channel's refreshes, which close
     // its banks, and a mispredicted branch here cost 4 % of a real-memory run's time.
     const uint64_t open_mask = uint64_t{0} - static_cast<uint64_t>(open);  // all ones if open
-    act = std::max(cmd + (k.t_rp & open_mask), (b.ras_ready + k.t_rp) & open_mask);
-    act = std::max(act, p.rrd_ready);
-    if (kGeneral && k.faw_binds) act = std::max(act, p.faw_ready[p.faw_pos]);
-    data_start = std::max(p.bus_free, act + k.t_act_to_data);
+    act = std::max(cmd + (k.t_rp & open_mask), (b.ras_ready() + k.t_rp) & open_mask);
+    act = std::max(act, p.rrd_ready());
+    if (kGeneral && k.faw_binds) act = std::max(act, p.faw_ready(p.faw_pos()));
+    data_start = std::max(p.bus_free(), act + k.t_act_to_data);
   }
-  if (data_start >= p.next_refresh) return refresh_then_chunk(&p - k.pc, &b - k.bank, row, bursts, now);
+  if (data_start >= p.next_refresh()) return refresh_then_chunk(p, b, row, bursts, now);
   const uint64_t xfer = k.xfer_ps[bursts];
   const uint64_t data_end = data_start + xfer;
   if (hit) {
     ++rows.hits;
   } else {
     rows.conflicts += open;
-    b.open_row = static_cast<int64_t>(row);
-    b.ras_ready = p.ras_ready = act + k.t_ras;
-    p.rrd_ready = act + k.t_rrd;
+    b.set_open_row(static_cast<int64_t>(row));
+    b.ras_ready() = p.ras_ready() = act + k.t_ras;
+    p.rrd_ready() = act + k.t_rrd;
     if (kGeneral && k.faw_binds) {
-      p.faw_ready[p.faw_pos] = act + k.t_faw;
-      p.faw_pos = (p.faw_pos + 1) & 3;
+      p.faw_ready(p.faw_pos()) = act + k.t_faw;
+      p.faw_pos() = (p.faw_pos() + 1) & 3;
     }
   }
-  b.ready = data_end - k.t_cl;  // a following hit's data can follow this one back to back
-  p.bus_free = data_end;
-  p.busy_ps += xfer;  // a channel's sum when stats() is read: one store here, not an index
+  b.ready() = data_end - k.t_cl;  // a following hit's data can follow this one back to back
+  p.bus_free() = data_end;
+  p.busy_ps() += xfer;  // a channel's sum when stats() is read: one store here, not an index
   if (kGeneral && k.channel_windows) [[unlikely]]
-    count_channel_window(*k.channel_windows, p.channel, data_start, xfer);
+    count_channel_window(*k.channel_windows, static_cast<uint32_t>(p.channel()), data_start, xfer);
   return data_end;
 }
 
@@ -413,7 +488,7 @@ template <HbmCore::Checks kChecks>
   const uint64_t pc = pseudo_channel_in(k, round, a >> k.interleave_shift);
   const uint64_t row_index = (round.row_base | (a & k.interleave_mask)) >> k.page_shift;
   const uint64_t bursts = ((a & k.burst_mask) + bytes + k.burst_mask) >> k.burst_shift;
-  return chunk<kChecks>(k, k.pc[pc], k.bank[(pc << k.banks_shift) | (row_index & k.banks_mask)],
+  return chunk<kChecks>(k, pc_lane(k, pc), bank_lane_pow2(k, pc, row_index & k.banks_mask),
                         row_index >> k.banks_shift, bursts, now, rows);
 }
 

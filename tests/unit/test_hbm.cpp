@@ -557,6 +557,50 @@ TEST_CASE("a Stream books exactly as access() one by one and adds its counters w
     }
 }
 
+TEST_CASE("a round's whole blocks booked together match the reference one by one, with and without AVX2",
+          "[memory][hbm]") {
+  uint64_t vector_geometries = 0;
+  for (const Geometry& g : geometries())
+    for (const bool vector : {true, false}) {
+      Twin twin(g, 17, false);
+      if (!twin.hbm.whole_blocks() || !twin.hbm.plain()) continue;
+      twin.hbm.set_vector_booking(vector);
+      vector_geometries += twin.hbm.vector_booking();
+      const uint64_t block = g.config.interleave_bytes;
+      const uint64_t pcs = g.config.pseudo_channel_count();
+      INFO(g.config.name << ", " << pcs << " pseudo-channels, vector booking " << twin.hbm.vector_booking());
+      std::mt19937_64 rng(3);
+      uint64_t now = 0, blocks_booked = 0;
+      for (int batch = 0; batch < 400; ++batch) {
+        // A few rounds again and again, so that some rows are still open (hits), between other
+        // traffic; now and then an idle stretch, so that refreshes fall due in a batch.
+        const uint64_t round = rng() % 24, first = rng() % pcs;
+        const uint64_t addr = (round * pcs + first) * block;
+        const size_t count = 1 + rng() % (pcs - first);
+        now += rng() % 16 == 0 ? 3000000 + rng() % 9000000 : rng() % 4000;
+        std::vector<uint64_t> ready(count), done(count);
+        for (uint64_t& t : ready) t = now + rng() % 3000;  // any order: the blocks are independent
+        {
+          HbmCore::Stream<HbmCore::Checks::plain> stream(twin.hbm, false);
+          HbmCore::Stream<HbmCore::Checks::plain>::Blocks blocks =
+              stream.blocks_at(stream.round_at(addr), addr);
+          stream.book_blocks(blocks, block, ready.data(), done.data(), count);
+          stream.booked(count, count * block);
+        }
+        for (size_t i = 0; i < count; ++i)
+          if (done[i] != twin.ref.access(addr + i * block, block, false, ready[i])) ++twin.mismatches;
+        blocks_booked += count;
+        for (int i = 0; i < 3; ++i) twin.access();
+      }
+      CHECK(blocks_booked > 400 * pcs / 4);
+      CHECK(twin.mismatches == 0);
+      check_same(twin.hbm.stats(), twin.ref.stats, false);
+      CHECK(twin.hbm.stats().refreshes > 0);
+      CHECK(twin.hbm.stats().row_hits > 0);
+    }
+  if (vector_geometries == 0) WARN("this processor has no AVX2: only the scalar booking was checked");
+}
+
 TEST_CASE("plain(): tFAW does not bind and nothing is recorded", "[memory][hbm]") {
   HbmCore hbm2(hbm2_tpu_v4i());  // tFAW 16 ns = 4 tRRD: four ACTs tRRD apart already span it
   CHECK(hbm2.plain());
