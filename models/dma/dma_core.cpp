@@ -353,10 +353,10 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
         const uint64_t whole = a + ((stop - a) & ~request_mask);
         const uint64_t n = request_mask + 1;
         const typename Sram::Sized sized = sram.sized(n);
-        // A few blocks (a tile's row of 2-3 KiB) one by one: a batch's set-up costs more.
+        // In batches where they are booked four at a time; a few blocks (a tile's row of 2-3
+        // KiB) one by one, as without the vector booking: a batch's set-up costs more.
         const uint64_t count = (whole - a) / n;
-        if (kChecks == HbmCore::Checks::plain && count >= 8)
-          at_horizon = !issue_blocks(blocks, count, n, sized);
+        if (hbm.vector_blocks() && count >= 8) at_horizon = !issue_blocks(blocks, count, n, sized);
         while (a < whole && !at_horizon)
           at_horizon = !issue_request(n, sized, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
       }

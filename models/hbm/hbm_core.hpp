@@ -374,12 +374,15 @@ class HbmCore::Stream {
     step(k_, blocks);
     return done;
   }
+  // Whether book_blocks() books four at a time (on a plain() HBM, with vector_booking()): one
+  // by one, a caller's own loop of book_block() costs less than batches.
+  bool vector_blocks() const { return kChecks == Checks::plain && hbm_.vector_booking_; }
   // book_block() for `count` blocks of `blocks` in a row, block i issued at ready[i]; done[i]
   // its data end. They must lie in one round (count <= the blocks left in it), so each is on a
   // different pseudo-channel and their bookings are independent: on a plain() HBM four at a
   // time with AVX2 (vector_booking()), the same bookings as one by one.
   void book_blocks(Blocks& blocks, uint64_t bytes, const uint64_t* ready, uint64_t* done, size_t count) {
-    if (kChecks == Checks::plain && hbm_.vector_booking_) {
+    if (vector_blocks()) {
       const RowCounts rows = hbm_.book_blocks_avx2(blocks, ready, done, count);
       rows_.hits += rows.hits;
       rows_.conflicts += rows.conflicts;

@@ -2,10 +2,32 @@
 // the chunk() of a plain() HBM on a quad of four pseudo-channels at once (their state is
 // stored field by field, one load a field), lane by lane the same arithmetic, so the same
 // bookings. Compiled for AVX2 by function attribute and called only where the processor has
-// it (cpu_has_avx2): the rest of the build stays baseline x86-64.
-#include <immintrin.h>
-
+// it (cpu_has_avx2): the rest of the build stays baseline x86-64. On other processors no
+// vector booking runs (cpu_has_avx2() is false) and book_blocks_avx2 would book one by one.
 #include "models/hbm/hbm_core.hpp"
+
+#if !defined(__x86_64__)
+
+namespace systolic {
+
+bool HbmCore::cpu_has_avx2() { return false; }
+
+HbmCore::RowCounts HbmCore::book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done,
+                                             size_t count) {
+  RowCounts rows;
+  for (size_t i = 0; i < count; ++i) {
+    done[i] =
+        chunk<Checks::plain>(timing_, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, ready[i], rows);
+    step(timing_, blocks);
+  }
+  return rows;
+}
+
+}  // namespace systolic
+
+#else
+
+#include <immintrin.h>
 
 namespace systolic {
 
@@ -34,6 +56,8 @@ using V = __m256i;
 }
 }  // namespace
 
+// One function, longer than most, on purpose: the timing constants, the walk and the row
+// counts stay in registers across the groups of four.
 [[gnu::target("avx2")]] HbmCore::RowCounts HbmCore::book_blocks_avx2(Blocks& walk, const uint64_t* ready,
                                                                      uint64_t* done, size_t count) {
   const Timing& k = timing_;
@@ -110,3 +134,5 @@ using V = __m256i;
 }
 
 }  // namespace systolic
+
+#endif  // __x86_64__
