@@ -188,6 +188,26 @@ void HbmCore::count_untimed(uint64_t bytes, bool write) {
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
 }
 
+// The whole blocks of [a, stop) (one round's) issued at now_ps, four at a time through
+// Stream::book_blocks, in batches of up to 32; moves `a` past them and returns their latest end.
+template <HbmCore::Checks kChecks>
+uint64_t HbmCore::book_whole_blocks(Stream<kChecks>& stream, Blocks& blocks, uint64_t& a, uint64_t stop,
+                                    uint64_t now_ps) {
+  constexpr size_t kBatch = 32;
+  uint64_t ready[kBatch], done[kBatch];
+  std::fill(ready, ready + kBatch, now_ps);
+  uint64_t latest = now_ps;
+  for (uint64_t left = (stop - a) >> interleave_.shift; left > 0;) {
+    const size_t batch = static_cast<size_t>(std::min<uint64_t>(left, kBatch));
+    stream.book_blocks(blocks, piece_bytes_, ready, done, batch);
+    latest = std::max(latest, *std::max_element(done, done + batch));
+    stream.chunks_ += batch;
+    a += batch * piece_bytes_;
+    left -= batch;
+  }
+  return latest;
+}
+
 template <HbmCore::Checks kChecks>
 uint64_t HbmCore::access_pieces(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps) {
   const uint64_t end = addr + bytes;
@@ -201,6 +221,8 @@ uint64_t HbmCore::access_pieces(uint64_t addr, uint64_t bytes, bool write, uint6
     const uint64_t stop = std::min(end, round.end);
     if (whole_blocks() && (a & piece_mask) == 0 && stop - a > piece_mask) {
       Blocks blocks = stream.blocks_at(round, a);
+      if (stream.vector_blocks() && stop - a >= 8 * piece_bytes_)  // (fewer: the set-up costs more)
+        done = std::max(done, book_whole_blocks(stream, blocks, a, stop, now_ps));
       for (; stop - a > piece_mask; a += piece_bytes_, ++stream.chunks_)
         done = std::max(done, stream.book_block(blocks, piece_bytes_, now_ps));
     }

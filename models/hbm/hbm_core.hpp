@@ -280,6 +280,10 @@ class HbmCore {
   template <Checks kChecks>
   uint64_t book_pow2(const Timing& k, const Round& round, uint64_t a, uint64_t bytes, uint64_t now,
                      RowCounts& rows);
+  // access_pieces' whole blocks of one round, four at a time (Stream::vector_blocks()).
+  template <Checks kChecks>
+  uint64_t book_whole_blocks(Stream<kChecks>& stream, Blocks& blocks, uint64_t& a, uint64_t stop,
+                             uint64_t now_ps);
   // access() when piece_bytes() != 0: its pieces through a Stream<kChecks>.
   template <Checks kChecks>
   uint64_t access_pieces(uint64_t addr, uint64_t bytes, bool write, uint64_t now_ps);
