@@ -78,7 +78,7 @@ HbmCore::HbmCore(const HbmConfig& config, double core_clock_mhz, HbmTiming timin
                    pcs_};
   for (uint64_t i = 0; i < pcs; ++i) {
     const PcLane p = pc_lane(timing_, i);
-    p.next_refresh() = refresh_on_ ? t_refi_ : INT64_MAX;
+    p.next_refresh() = refresh_on_ ? t_refi_ : UINT64_MAX;
     p.channel() = i % channels_;
     for (uint32_t b = 0; b < config_.banks; ++b) bank_lane(i, b).set_open_row(-1);
   }

@@ -149,8 +149,7 @@ class HbmCore {
   // channels, so that four in a row load as one vector a field (book_blocks_avx2): field f of
   // pseudo-channel i is pc_[i / 4 * kPcQuad + 4 f + i % 4], of its bank j
   // bank_[(i / 4 * banks + j) * kBankQuad + 4 f + i % 4]. Scalar code reaches one through a
-  // pointer to its lane (PcLane, BankLane), its fields 4 qwords apart. The vector booking
-  // compares times signed: they stay below 2^63.
+  // pointer to its lane (PcLane, BankLane), its fields 4 qwords apart.
   enum PcField : uint32_t {
     kBusFree,
     kNextRefresh,
@@ -169,7 +168,7 @@ class HbmCore {
   struct PcLane {
     uint64_t* f;  // bus_free of the pseudo-channel, in its quad
     uint64_t& bus_free() const { return f[4 * kBusFree]; }
-    uint64_t& next_refresh() const { return f[4 * kNextRefresh]; }  // INT64_MAX with refresh off
+    uint64_t& next_refresh() const { return f[4 * kNextRefresh]; }  // UINT64_MAX with refresh off
     uint64_t& rrd_ready() const { return f[4 * kRrdReady]; }        // last ACT + tRRD
     // Last ACT + tRAS: the latest of its open banks' (refresh waits for it).
     uint64_t& ras_ready() const { return f[4 * kRasReady]; }

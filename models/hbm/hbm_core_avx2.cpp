@@ -42,7 +42,8 @@ using V = __m256i;
 [[gnu::target("avx2"), gnu::always_inline]] inline void vstore(void* p, V v) {
   _mm256_storeu_si256(static_cast<V*>(p), v);
 }
-// Lane by lane, signed: times stay below 2^63 (and a closed bank's row is -1).
+// Lane by lane, signed: book_blocks_avx2 takes a group of four this way only while its times
+// are below 2^61, so that the sums it compares stay below 2^63 (a closed bank's row is -1).
 [[gnu::target("avx2"), gnu::always_inline]] inline V vmax(V a, V b) {
   return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a));
 }
@@ -72,6 +73,8 @@ using V = __m256i;
   const V xfer_v = _mm256_set1_epi64x(static_cast<int64_t>(xfer));
   const V row = _mm256_set1_epi64x(static_cast<int64_t>(blocks.row));
   const V closed = _mm256_set1_epi64x(-1);
+  const V top_bits = _mm256_set1_epi64x(static_cast<int64_t>(uint64_t{7} << 61));
+  const bool refresh_on = refresh_on_;  // else next_refresh is UINT64_MAX: never due
   // One block by chunk(), and the walk on.
   auto one = [&](size_t i) {
     done[i] = chunk<Checks::plain>(k, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, ready[i], rows);
@@ -94,6 +97,13 @@ using V = __m256i;
     // times) would wait for them to retire instead of taking them from the store buffer.
     const V now = _mm256_set_epi64x(static_cast<int64_t>(ready[i + 3]), static_cast<int64_t>(ready[i + 2]),
                                     static_cast<int64_t>(ready[i + 1]), static_cast<int64_t>(ready[i]));
+    // Times of 2^61 ps or more (some 26 days of simulated time): these four one by one, in 64
+    // bits unsigned as chunk() books them. A pseudo-channel's bus_free bounds its other times
+    // but for a tRAS or tRRD (below 2^51 ps by HbmConfig's limits) and its next refresh.
+    if (!_mm256_testz_si256(_mm256_or_si256(now, bus_free), top_bits)) {
+      for (int lane = 0; lane < 4; ++lane) one(i++);
+      continue;
+    }
     // chunk(), both ways: a hit's data after its column command, a miss's after PRE and ACT.
     const V hit = _mm256_cmpeq_epi64(open_row, row);
     const V open = _mm256_cmpgt_epi64(open_row, closed);
@@ -102,7 +112,7 @@ using V = __m256i;
     V act = vmax(vadd(cmd, _mm256_and_si256(t_rp, open)), _mm256_and_si256(vadd(bank_ras, t_rp), open));
     act = vmax(act, rrd_ready);
     const V data_start = vselect(hit, hit_start, vmax(bus_free, vadd(act, t_act_to_data)));
-    if (vlanes(_mm256_cmpgt_epi64(next_refresh, data_start)) != 0xF) {
+    if (refresh_on && vlanes(_mm256_cmpgt_epi64(next_refresh, data_start)) != 0xF) {
       for (int lane = 0; lane < 4; ++lane) one(i++);  // a refresh due in a lane: one by one
       continue;
     }
