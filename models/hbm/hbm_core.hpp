@@ -264,8 +264,8 @@ class HbmCore {
   uint64_t chunk(const Timing& k, PcLane p, BankLane b, uint64_t row, uint64_t bursts, uint64_t now,
                  RowCounts& rows);
   // Stream<Checks::plain>::book_blocks with AVX2 (hbm_core_avx2.cpp): `count` blocks of
-  // `blocks`, four at a time (a group with a refresh due, and the last count % 4, by chunk());
-  // returns their row outcomes.
+  // `blocks`, four at a time where they fill a quad of pseudo-channels (the others, a group
+  // with a refresh due and times of 2^61 ps or more by chunk()); returns their row outcomes.
   RowCounts book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done, size_t count);
   static bool cpu_has_avx2();  // whether this processor runs book_blocks_avx2
   // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
