@@ -270,16 +270,19 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   size_t slot = slot_;
   uint64_t issue = issue_, completion = completion_, bytes = 0, requests = 0;
   uint64_t a = 0;
+  // A request issued ends at `done`: its window slot holds it until the request `slots` later.
+  auto retire = [&](uint64_t done) {
+    window[slot] = done;
+    slot = slot + 1 == slots ? 0 : slot + 1;
+    completion = std::max(completion, done);
+  };
   // Issues the request [a, a + n) (`sized`: sram.sized(n)) if it may issue by the horizon
   // (else false), `book` booking its HBM side from a ready time.
   auto issue_request = [&](uint64_t n, typename Sram::Sized sized, auto&& book) {
     const uint64_t t = std::max(issue, window[slot]);
     if (t > horizon_ps) return false;
-    const uint64_t done = kSramFirst ? book(sram.access(sized, t)) : sram.access(sized, book(t));
     issue = t;
-    window[slot] = done;
-    slot = slot + 1 == slots ? 0 : slot + 1;
-    completion = std::max(completion, done);
+    retire(kSramFirst ? book(sram.access(sized, t)) : sram.access(sized, book(t)));
     a += n;
     bytes += n;
     ++requests;
@@ -304,11 +307,6 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
         issue = ready[issued] = t;
         s = s + 1 == slots ? 0 : s + 1;
       }
-      auto retire = [&](uint64_t end) {
-        window[slot] = end;
-        slot = slot + 1 == slots ? 0 : slot + 1;
-        completion = std::max(completion, end);
-      };
       if (kSramFirst) {
         size_t i = 0;
         sram.access_all(sized, ready, issued, [&](uint64_t end) { ready[i++] = end; });

@@ -252,6 +252,10 @@ class HbmCore {
       blocks.pc += kPcQuad - 3;
       blocks.bank += k.bank_quad_stride - 3;
     }
+    wrap(k, blocks);
+  }
+  // After the last pseudo-channel, the walk goes on at pseudo-channel 0.
+  static void wrap(const Timing& k, Blocks& blocks) {
     if (blocks.index == k.pcs) {
       blocks.index = 0;
       blocks.pc = k.pc;

@@ -133,11 +133,7 @@ using V = __m256i;
     blocks.index += 4;
     blocks.pc += kPcQuad;
     blocks.bank += k.bank_quad_stride;
-    if (blocks.index == k.pcs) {
-      blocks.index = 0;
-      blocks.pc = k.pc;
-      blocks.bank = blocks.first_bank;
-    }
+    wrap(k, blocks);
   }
   walk = blocks;
   return rows;
