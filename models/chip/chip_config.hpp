@@ -44,10 +44,18 @@ struct MxuConfig {
   }
 };
 
+// How the compiler lays activations out in HBM (docs/memory.md, "Activation layout"): in
+// tiles of a vector register (vpu.sublanes x vpu.lanes elements, each tile contiguous), as XLA
+// lays arrays out on TPUs, or row by row.
+enum class ActivationLayout { tiled, row_major };
+inline constexpr auto kActivationLayoutNames = name_table<ActivationLayout>(
+    {{ActivationLayout::tiled, "tiled"}, {ActivationLayout::row_major, "row_major"}});
+
 struct MemoryConfig {
   // What-if: the same program (same tiles, same schedule) with HBM and DMA transfers taking no
   // time and their bytes still counted, so a run is a lower bound on the real memory system's.
   bool ideal = false;
+  ActivationLayout activation_layout = ActivationLayout::tiled;
 };
 
 // The scratchpads every chip has; ids are the DmaEndpoint spaces the compiler uses.

@@ -94,6 +94,12 @@ Program TiledCompiler::run() {
   return std::move(program_);
 }
 
+// Entry i's activation at `base` with `width` columns, tiled or row-major.
+ActivationTensor TiledCompiler::activation(size_t i, uint64_t base, int64_t width, bool tiled) const {
+  return {base, width, static_cast<uint64_t>(widths_of(config_, workload_.gemms[i]).a),
+          tiled ? activation_tile(config_) : Tile{}};
+}
+
 // compile() refused a workload that does not fit the HBM (sim/compile/capacity.hpp), so every
 // address of the layout lies inside it.
 uint64_t TiledCompiler::b_address(size_t i, int64_t r) const {
@@ -163,26 +169,25 @@ void TiledCompiler::vector(const VectorWork& v) {
   input_ = produced;
 }
 
-// Stores an output tile [rows, cols] from the accumulators to row-major HBM (row stride
-// `stride`), converting to the operand type; it releases the tile and counts as a store.
-Instruction TiledCompiler::store(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from, uint64_t to,
-                                 uint64_t stride) {
+// Stores an output tile from the accumulators (dense in `to`'s shape) to its block of an HBM
+// activation (activation_block), converting to the operand type; it releases the tile and
+// counts as a store.
+Instruction TiledCompiler::store(int layer, uint64_t w, uint64_t from, const HbmBlock& to) {
   DmaDescriptor d;
   d.element_bytes = w;
-  d.shape = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), 1};
-  d.src = DmaEndpoint::sram(kAccumulators, from, {1, static_cast<uint64_t>(cols), 0});
-  d.dst = DmaEndpoint::hbm(to, {1, stride, 0});
+  d.shape = to.shape;
+  d.src = DmaEndpoint::sram(kAccumulators, from, {1, to.shape[0], 0});
+  d.dst = to.hbm;
   return Instruction{DmaOp{d}, layer, {}, {}};
 }
 
-// Loads rows [rows, cols] of a row-major HBM matrix (row stride `stride`) densely into vmem.
-Instruction TiledCompiler::load_rows(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from,
-                                     uint64_t stride, uint64_t to) {
+// Loads a block of an HBM activation (activation_block) densely into vmem at `to`.
+Instruction TiledCompiler::load_rows(int layer, uint64_t w, const HbmBlock& from, uint64_t to) {
   DmaDescriptor d;
   d.element_bytes = w;
-  d.shape = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), 1};
-  d.src = DmaEndpoint::hbm(from, {1, stride, 0});
-  d.dst = DmaEndpoint::sram(kVmem, to, {1, static_cast<uint64_t>(cols), 0});
+  d.shape = from.shape;
+  d.src = from.hbm;
+  d.dst = DmaEndpoint::sram(kVmem, to, {1, from.shape[0], 0});
   return Instruction{DmaOp{d}, layer, {}, {}};
 }
 
@@ -196,8 +201,9 @@ void TiledCompiler::gemm(size_t index) {
   const Tiling& t = plans_[index].tiling;
   const int layer = static_cast<int>(program_.layers.size());
   program_.layers.push_back(layer_info(config_, g));
-  const GemmTiles at{
-      g, t, layer, widths_of(config_, g), hbm_.entries[index].a, hbm_.entries[index].c, feeds_reduce_[index]};
+  const ActivationTensor in = activation(index, hbm_.entries[index].a, g.k, layouts_[index].a),
+                         out = activation(index, hbm_.entries[index].c, g.n, layouts_[index].c);
+  const GemmTiles at{g, t, layer, widths_of(config_, g), in, out, feeds_reduce_[index]};
   // Its repeats are independent instances (heads, slots): one may load while another
   // computes; each needs its input from the entry before (`input_`).
   const std::vector<RowBlock> blocks = row_blocks(g, plans_[index]);
@@ -237,14 +243,16 @@ void TiledCompiler::gemm(size_t index) {
 
 // The activation block [mt, K] from row m0 arrives in K slices matching the weight tiles, so
 // the MXUs start on the first slice while the rest loads. Slice j sits at k0 * mt in the
-// buffer as a dense [mt, kt] matrix (a strided read of the row-major HBM copy).
+// buffer as a dense [mt, kt] matrix (a strided read of the HBM copy: row by row, or by rows of
+// tiles).
 TiledCompiler::ABlock TiledCompiler::load_a(const GemmTiles& at, int64_t r, int64_t m0, int64_t mt) {
-  const uint64_t K = at.g.k, w = at.w();
+  const uint64_t w = at.w();
   const int copy = static_cast<int>(a_uses_++ % copies_);
   const ABlock a{copy, emit_.emitted(a_.full[copy]), r, m0};
   for (int64_t k0 = 0; k0 < at.g.k; k0 += at.t.k) {
     const int64_t kt = std::min(at.t.k, at.g.k - k0);
-    Instruction load = load_rows(at.layer, w, mt, kt, at.hbm_a + (m0 * K + k0) * w, K, a_.offset[a.copy] + k0 * mt * w);
+    Instruction load =
+        load_rows(at.layer, w, activation_block(at.a, m0, k0, mt, kt), a_.offset[a.copy] + k0 * mt * w);
     emit_.wait_all(load, a_.free[a.copy]);
     if (input_.chunks.empty())
       input_.add_wait(load, r, at.g.repeat);
@@ -302,10 +310,9 @@ void TiledCompiler::multiply(const GemmTiles& at, const ABlock& a, int64_t mt, i
 }
 
 // Results leave in the operand type (the accumulators' fp32/int32 is converted on the way
-// out), row by row into the output matrix in HBM.
+// out), into their block of the output matrix in HBM.
 void TiledCompiler::store_tile(const GemmTiles& at, int64_t mt, int64_t nt, int64_t m0, int64_t n0, int qc) {
-  const uint64_t N = at.g.n, w = at.w();
-  Instruction out = store(at.layer, w, mt, nt, c_.offset[qc], at.hbm_c + (m0 * N + n0) * w, N);
+  Instruction out = store(at.layer, at.w(), c_.offset[qc], activation_block(at.c, m0, n0, mt, nt));
   emit_.wait_all(out, c_.full[qc]);
   emit_.signal(out, c_.free[qc]);
   emit_.signal(out, stores_done_);

@@ -124,9 +124,9 @@ void TiledCompiler::load_kv(AttentionChain& c, int64_t r, int part, int64_t f, i
 // and V, the keys were loaded with the instance and the values follow the first query block).
 void TiledCompiler::attention_query_block(AttentionChain& c, int64_t r, int64_t qb, int64_t resident) {
   const AttentionTiling& t = c.t;
-  const uint64_t dk = static_cast<uint64_t>(t.dk);
   const int64_t m0 = qb * t.mq, mt = std::min(t.mq, t.m - m0), u = c.unit++;
-  Instruction load_q = load_rows(c.ls, c.w, mt, t.dk, c.hq + m0 * dk * c.w, dk, c.q.offset(u));
+  Instruction load_q =
+      load_rows(c.ls, c.w, activation_block({c.hq, t.dk, c.w}, m0, 0, mt, t.dk), c.q.offset(u));
   add(load_q, c.q.acquire(u));
   input_.add_wait(load_q, r, c.gs.repeat);
   emit_.signal(load_q, c.q.full(u));
@@ -218,8 +218,8 @@ void TiledCompiler::attention_store(AttentionChain& c, const AttentionBlock& b) 
     c.deferred.vpu.push_back(std::move(scale));
     o_ready = {{so, emit_.emitted(so)}};
   }
-  const uint64_t dv = static_cast<uint64_t>(c.t.dv);
-  Instruction out = store(c.lo, c.w, b.mt, c.t.dv, c.o.offset(b.u), c.ho + b.m0 * dv * c.w, dv);
+  Instruction out =
+      store(c.lo, c.w, c.o.offset(b.u), activation_block({c.ho, c.t.dv, c.w}, b.m0, 0, b.mt, c.t.dv));
   add(out, o_ready);
   for (int sig : c.o.release(b.u)) emit_.signal(out, sig);
   emit_.signal(out, stores_done_);

@@ -125,6 +125,43 @@ struct HbmLayout {
 
 HbmLayout layout_hbm(const ChipConfig& c, const Workload& w, const std::vector<EntryPlan>& plans);
 
+// ---------------------------------------------------------------------------------------------
+// Activation layout (activation_layout.cpp; docs/memory.md, "Activation layout").
+// An activation tensor [*, width] in HBM: row-major, or tiled (memory.activation_layout) in
+// tiles of `tile` = one vector register (vpu.sublanes x vpu.lanes elements), each tile
+// contiguous and the tiles in row-major order, as XLA lays arrays out on TPUs.
+struct Tile {
+  int64_t rows = 0, cols = 0;  // 0 x 0: row-major
+  bool tiled() const { return rows > 0; }
+};
+struct ActivationTensor {
+  uint64_t base = 0;
+  int64_t width = 0;  // columns
+  uint64_t w = 0;     // bytes an element
+  Tile tile{};
+};
+// A block of a tensor as one DMA moves it: its HBM side, and the shape both sides share (the
+// scratchpad side is dense in it). Row-major: a run per row. Tiled (the block covers whole
+// tiles): a run per row of tiles, all the block's tiles in that row being contiguous.
+struct HbmBlock {
+  DmaEndpoint hbm;
+  std::array<uint64_t, 3> shape{};
+};
+HbmBlock activation_block(const ActivationTensor& t, int64_t r0, int64_t c0, int64_t rows, int64_t cols);
+
+// Whether an entry's input (A) and output (C) are tiled: where memory.activation_layout is tiled
+// and every block that writes or reads the tensor covers whole tiles (so it needs no padding);
+// else row-major. A GEMM's output is the next GEMM's input, so both decide it together.
+struct EntryLayouts {
+  bool a = false, c = false;
+};
+std::vector<EntryLayouts> plan_activation_layouts(const ChipConfig& c, const Workload& w,
+                                                  const std::vector<EntryPlan>& plans);
+Tile activation_tile(const ChipConfig& c);  // the vector register's
+// Whether blocks `step` columns wide (from column 0, the last one cut short) of a tensor
+// `width` columns wide cover whole tiles.
+bool columns_cover_tiles(int64_t width, int64_t step, const Tile& tile);
+
 // Emits instructions and keeps, per semaphore, how many signals have been emitted so far.
 class Emitter {
  public:
@@ -267,6 +304,7 @@ class TiledCompiler {
         overlap_(plan_overlap(config, workload, chip)),
         feeds_reduce_(workload.gemms.size(), false) {
     cut_row_blocks(config, workload, overlap_, plans_);
+    layouts_ = plan_activation_layouts(config, workload, plans_);  // on the final row blocks
     for (size_t i = 0; i < overlap_.size(); ++i)
       if (overlap_[i].decomposed && workload.collectives[i].kind == CollectiveKind::reduce_scatter)
         feeds_reduce_[overlap_[i].gemm] = true;
@@ -281,7 +319,7 @@ class TiledCompiler {
     const Tiling& t;
     int layer;
     Widths widths;
-    uint64_t hbm_a, hbm_c;
+    ActivationTensor a, c;      // [M, K] and [M, N] in HBM
     bool feeds_reduce = false;  // a decomposed reduce-scatter adds its row blocks as they are stored
     uint64_t w() const { return static_cast<uint64_t>(widths.a); }  // A and C
   };
@@ -309,8 +347,9 @@ class TiledCompiler {
   void declare_buffers();
   Producer producer(int sem, uint64_t per_instance, int64_t instances) const;
   void vector(const VectorWork& v);
-  Instruction store(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from, uint64_t to, uint64_t stride);
-  Instruction load_rows(int layer, uint64_t w, int64_t rows, int64_t cols, uint64_t from, uint64_t stride, uint64_t to);
+  ActivationTensor activation(size_t entry, uint64_t base, int64_t width, bool tiled) const;
+  Instruction store(int layer, uint64_t w, uint64_t from, const HbmBlock& to);
+  Instruction load_rows(int layer, uint64_t w, const HbmBlock& from, uint64_t to);
   void gemm(size_t index);
   ABlock load_a(const GemmTiles& at, int64_t r, int64_t m0, int64_t mt);
   Instruction load_weights(const GemmTiles& at, uint64_t hbm_b, int64_t k0, int64_t kt, int64_t n0, int64_t nt,
@@ -350,6 +389,7 @@ class TiledCompiler {
   int copies_, dmas_;
   std::vector<EntryPlan> plans_;
   HbmLayout hbm_;
+  std::vector<EntryLayouts> layouts_;  // per entry: which activations are tiled
   Slots a_{kVmem}, b_{kWeights}, c_{kAccumulators};
   int stores_done_ = -1, vpu_done_ = -1;
   int dequantized_ = -1;  // weight tiles widened by the VPU (created by the first)

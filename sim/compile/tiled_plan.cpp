@@ -71,6 +71,13 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, int64_t max_rows) {
     fail(fmt::format("a {}x{} weight tile needs {} B, but sram.weights_bytes holds {} B per copy", t.k,
                      t.n, t.k * t.n * w, wcap));
   t.m = std::max<int64_t>(1, std::min(t.m, acap / (t.n * 4)));
+  // With tiled activations, blocks of whole rows of tiles (a vector register's rows) where the
+  // tensors are whole rows of tiles and A's or C's column blocks whole tiles, so that a block
+  // can move as one run per row of tiles (activation_layout.cpp); other GEMMs keep their rows.
+  const Tile tile = activation_tile(c);
+  if (c.memory.activation_layout == ActivationLayout::tiled && t.m < g.m && t.m > tile.rows &&
+      g.m % tile.rows == 0 && (columns_cover_tiles(g.k, t.k, tile) || columns_cover_tiles(g.n, t.n, tile)))
+    t.m = t.m / tile.rows * tile.rows;
   // Weights outer when the activations come in several blocks, a panel of whole tiles' columns
   // fits a weight-buffer copy, and reading A once per panel moves fewer bytes than reading W
   // once per block of rows.

@@ -67,12 +67,16 @@ const std::vector<ConfigKey>& config_schema() {
       bool_key(CONFIG_KEY(memory.ideal),
                "false: DMA from HBM through the scratchpads, timed. true (what-if, a lower bound): "
                "the same program with HBM and DMA transfers taking no time, bytes still counted."),
+      enum_key(
+          CONFIG_KEY(memory.activation_layout), kActivationLayoutNames,
+          "Activations in HBM (docs/memory.md): tiled in vector-register tiles (vpu.sublanes x "
+          "vpu.lanes) where a tensor's blocks cover whole tiles, as XLA on TPUs; row_major: row by row."),
   };
   static const std::vector<ConfigKey> all = [] {
     std::vector<ConfigKey> v = keys;
-    // The rates beside the other mxu.* keys, before memory.ideal.
+    // The rates beside the other mxu.* keys, before the memory.* keys.
     const auto rates = rate_keys();
-    v.insert(v.end() - 1, rates.begin(), rates.end());
+    v.insert(v.end() - 2, rates.begin(), rates.end());
     for (auto* part : {&hbm_keys, &sram_keys, &dma_keys, &vpu_keys, &energy_keys, &area_keys, &ici_keys}) {
       auto more = (*part)();
       v.insert(v.end(), more.begin(), more.end());

@@ -64,6 +64,10 @@ SITES = {
         "chip classes of another system":
             "invariant: simulate() builds the classes from the same programs it passes the system",
     },
+    "sim/compile/activation_layout.cpp": {
+        "not whole tiles":
+            "invariant: plan_activation_layouts tiles a tensor only where every block that moves it covers whole tiles",
+    },
     "sim/compile/collective.cpp": {
         "needs CollectiveTarget::channels":
             "invariant: the tiled compiler always passes its channel table; channels come only from --mesh pp",
