@@ -74,9 +74,12 @@ Tiling choose_tiling(const ChipConfig& c, const Gemm& g, int64_t max_rows) {
   // With tiled activations, blocks of whole rows of tiles (a vector register's rows) where the
   // tensors are whole rows of tiles and A's or C's column blocks whole tiles, so that a block
   // can move as one run per row of tiles (activation_layout.cpp); other GEMMs keep their rows.
+  // Not within the parts an overlapped collective cuts (max_rows): there the parts' own bounds
+  // decide whether the blocks are whole tiles, and a rounded m_t would cut each part in two.
   const Tile tile = activation_tile(c);
-  if (c.memory.activation_layout == ActivationLayout::tiled && t.m < g.m && t.m > tile.rows &&
-      g.m % tile.rows == 0 && (columns_cover_tiles(g.k, t.k, tile) || columns_cover_tiles(g.n, t.n, tile)))
+  if (c.memory.activation_layout == ActivationLayout::tiled && max_rows <= 0 && t.m < g.m &&
+      t.m > tile.rows && g.m % tile.rows == 0 &&
+      (columns_cover_tiles(g.k, t.k, tile) || columns_cover_tiles(g.n, t.n, tile)))
     t.m = t.m / tile.rows * tile.rows;
   // Weights outer when the activations come in several blocks, a panel of whole tiles' columns
   // fits a weight-buffer copy, and reading A once per panel moves fewer bytes than reading W

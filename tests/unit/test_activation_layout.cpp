@@ -139,6 +139,20 @@ TEST_CASE("a tensor is tiled where its writer's and reader's blocks cover whole 
   }
 }
 
+TEST_CASE("with tiled activations a GEMM's blocks are whole rows of tiles, unless a collective cuts them",
+          "[compile][layout]") {
+  // Llama-2-7B's ffn_down at [1, 2048] on tpu-v4i: vmem holds 381 rows of K = 11008 bf16.
+  const Gemm down = gemm("down", 2048, 11008, 4096);
+  CHECK(choose_tiling(v4i("row_major"), down).m == 381);
+  CHECK(choose_tiling(v4i("tiled"), down).m == 376);
+  // A part an overlapped collective cuts (257 rows) stays whole: rounding it would cut it in two.
+  const Gemm part = gemm("part", 2056, 4096, 4096);
+  CHECK(choose_tiling(v4i("tiled"), part, 257).m == 257);
+  // Columns that are not whole tiles keep the rows as they are.
+  CHECK(choose_tiling(v4i("tiled"), gemm("odd", 2048, 11000, 1000)).m ==
+        choose_tiling(v4i("row_major"), gemm("odd", 2048, 11000, 1000)).m);
+}
+
 TEST_CASE("tiled activations move the same HBM bytes as row-major ones, in fewer runs", "[compile][layout]") {
   Workload w;
   w.name = "chain";
