@@ -288,6 +288,26 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     ++requests;
     return true;
   };
+  // The issue times of up to `n` requests in a row whose window slots are w[0, n) (a stretch
+  // that does not wrap), into out: each the later of the one before and its slot's end, as
+  // issue_request takes them; stops before the first past the horizon and returns how many.
+  auto issue_times = [&](const uint64_t* w, size_t n, uint64_t* out) {
+    size_t i = 0;
+    for (; i < n; ++i) {
+      const uint64_t t = std::max(issue, w[i]);
+      if (t > horizon_ps) break;
+      issue = out[i] = t;
+    }
+    return i;
+  };
+  // retire() for `n` requests in a row ending at done[0, n): their slots in one or two copies.
+  auto retire_all = [&](const uint64_t* done, size_t n) {
+    const size_t before_wrap = std::min(n, slots - slot);
+    std::copy(done, done + before_wrap, window + slot);
+    std::copy(done + before_wrap, done + n, window);
+    slot = slot + n >= slots ? slot + n - slots : slot + n;
+    for (size_t i = 0; i < n; ++i) completion = std::max(completion, done[i]);
+  };
   // Issues `count` whole blocks of `blocks` (n bytes each, in one round), as many as may issue
   // by the horizon; false if that was fewer. As issue_request one by one, in batches: the
   // issue times first (up to kBatch, and no more than the window's slots, so each slot a
@@ -300,21 +320,19 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     uint64_t ready[kBatch], done[kBatch];  // per block: its issue (or port) time, its end
     while (count > 0) {
       const size_t batch = static_cast<size_t>(std::min<uint64_t>({count, kBatch, slots}));
-      size_t issued = 0;
-      for (size_t s = slot; issued < batch; ++issued) {
-        const uint64_t t = std::max(issue, window[s]);
-        if (t > horizon_ps) break;
-        issue = ready[issued] = t;
-        s = s + 1 == slots ? 0 : s + 1;
-      }
+      // The batch's slots lie in at most two stretches of the window (it wraps at its end).
+      const size_t before_wrap = std::min(batch, slots - slot);
+      size_t issued = issue_times(window + slot, before_wrap, ready);
+      if (issued == before_wrap) issued += issue_times(window, batch - before_wrap, ready + before_wrap);
+      size_t i = 0;
       if (kSramFirst) {
-        size_t i = 0;
         sram.access_all(sized, ready, issued, [&](uint64_t end) { ready[i++] = end; });
         hbm.book_blocks(blocks, n, ready, done, issued);
-        for (i = 0; i < issued; ++i) retire(done[i]);
+        retire_all(done, issued);
       } else {
         hbm.book_blocks(blocks, n, ready, done, issued);
-        sram.access_all(sized, done, issued, retire);
+        sram.access_all(sized, done, issued, [&](uint64_t end) { ready[i++] = end; });
+        retire_all(ready, issued);
       }
       a += issued * n;
       bytes += issued * n;
