@@ -11,6 +11,7 @@ bool changes_program_or_timing(const ConfigKey& key) {
   // A preset resets its section; the keys it fills are hashed one by one.
   if (key.first) return false;
   if (key.path.rfind("energy.", 0) == 0) return false;  // energy only: no program, no cycle changes
+  if (key.path.rfind("area.", 0) == 0) return false;    // a die's area and cost: the same, too
   static const std::set<std::string> kTimingFree = {
       "name",          // a label
       "mxu.model",     // exact and fast give identical cycle counts (docs/mxu.md)

@@ -19,7 +19,7 @@ struct ConfigLine {
 };
 
 // Every schema key except those that change neither the program nor its timing: the energy
-// section, the config's name, presets that only fill other keys (hbm.preset), operand values
+// and area sections, the config's name, presets that only fill other keys (hbm.preset), operand values
 // and the MXU model choice (exact and fast agree on every cycle) and memory.ideal (it changes
 // timing, not the lowering; a trace records it separately). A key added to the schema is hashed
 // unless it is excluded here.

@@ -69,7 +69,7 @@ def test_config_lines_are_the_resolved_config_minus_energy(trace):
     walk(resolved, "")
     lines, _ = header_config(trace)
     free = {"name", "hbm.preset", "mxu.model", "mxu.seed", "memory.ideal", "hbm.capacity_bytes"}
-    expected = {k for k in flat if not k.startswith("energy.") and k not in free}
+    expected = {k for k in flat if not k.startswith(("energy.", "area.")) and k not in free}
     assert set(lines) == expected
     for key in expected:
         value = flat[key]

@@ -123,7 +123,7 @@ TEST_CASE("FNV-1a 64 matches the published test vectors", "[trace]") {
   CHECK(fnv1a_64("foobar") == 0x85944171f73967e8ull);
 }
 
-TEST_CASE("the hashed keys are the schema's, minus energy and what changes no cycle", "[trace]") {
+TEST_CASE("the hashed keys are the schema's, minus energy, area and what changes no cycle", "[trace]") {
   const ChipConfig c = chip(2);
   const std::vector<ConfigLine> lines = timing_config(c);
   std::vector<std::string> keys;
@@ -132,8 +132,8 @@ TEST_CASE("the hashed keys are the schema's, minus energy and what changes no cy
   const auto has = [&](const std::string& k) { return std::count(keys.begin(), keys.end(), k) == 1; };
   size_t hashed = 0;
   for (const ConfigKey& k : config_schema()) {
-    const bool energy = k.path.rfind("energy.", 0) == 0;
-    const bool free = energy || k.path == "name" || k.path == "hbm.preset" || k.path == "mxu.model" ||
+    const bool energy_or_area = k.path.rfind("energy.", 0) == 0 || k.path.rfind("area.", 0) == 0;
+    const bool free = energy_or_area || k.path == "name" || k.path == "hbm.preset" || k.path == "mxu.model" ||
                       k.path == "mxu.seed" || k.path == "memory.ideal" || k.path == "hbm.capacity_bytes";
     CHECK(has(k.path) == !free);
     hashed += !free;
@@ -146,12 +146,14 @@ TEST_CASE("the hashed keys are the schema's, minus energy and what changes no cy
   CHECK(config_hash(c) == fnv1a_64(canonical_text(lines)));
   CHECK(canonical_text(lines).find("\nmxu.rows 4\n") != std::string::npos);
   CHECK(canonical_text(lines).find("\nsram.vmem_bytes 16777216\n") != std::string::npos);
-  // Energy keys and the name leave it alone; a timing key moves it.
+  // Energy and area keys and the name leave it alone; a timing or lowering key moves it.
   ChipConfig other = c;
-  apply_overrides(other, {"energy.tech_scale=0.3", "energy.mac_int8_pj=9", "name=renamed", "mxu.model=exact"});
+  apply_overrides(other, {"energy.tech_scale=0.3", "energy.mac_int8_pj=9", "area.node=7nm",
+                          "area.lifetime_years=2", "name=renamed", "mxu.model=exact"});
   CHECK(config_hash(other) == config_hash(c));
-  for (const char* set : {"mxu.rows=8", "sram.vmem_bytes=8 MiB", "clock_mhz=1001", "hbm.t_cl_ns=15",
-                          "dma.double_buffer=false", "vpu.lanes=64", "ici.link_gbps=50"}) {
+  for (const char* set :
+       {"mxu.rows=8", "sram.vmem_bytes=8 MiB", "clock_mhz=1001", "hbm.t_cl_ns=15", "dma.double_buffer=false",
+        "vpu.lanes=64", "ici.link_gbps=50", "memory.activation_layout=row_major"}) {
     ChipConfig changed = c;
     apply_overrides(changed, {set});
     CHECK(config_hash(changed) != config_hash(c));
