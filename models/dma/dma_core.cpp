@@ -265,6 +265,7 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
   HbmCore::Stream<kChecks> hbm(hbm_, leg.write);
   Sram sram(pad, !leg.write);
   const uint64_t request_mask = request_bytes_ - 1;  // kBook: request_bytes_ is a power of two
+  const int request_shift = __builtin_ctzll(request_bytes_);  // so a count of requests is a shift
   uint64_t* const window = window_.data();
   const size_t slots = window_.size();
   size_t slot = slot_;
@@ -371,7 +372,7 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
         const typename Sram::Sized sized = sram.sized(n);
         // In batches where they are booked four at a time; a few blocks (a tile's row of 2-3
         // KiB) one by one, as without the vector booking: a batch's set-up costs more.
-        const uint64_t count = (whole - a) / n;
+        const uint64_t count = (whole - a) >> request_shift;
         if (hbm.vector_blocks() && count >= 8) at_horizon = !issue_blocks(blocks, count, n, sized);
         while (a < whole && !at_horizon)
           at_horizon = !issue_request(n, sized, [&](uint64_t t) { return hbm.book_block(blocks, n, t); });
