@@ -201,9 +201,8 @@ struct NoSram {
   NoSram(Scratchpad*, bool) {}
   Sized sized(uint64_t) const { return {}; }
   uint64_t access(Sized, uint64_t ready_ps) { return ready_ps; }
-  template <class Ended>
-  void access_all(Sized, const uint64_t* ready, size_t n, Ended&& ended) {
-    for (size_t i = 0; i < n; ++i) ended(ready[i]);
+  void access_all(Sized, const uint64_t* ready, uint64_t* end, size_t n) {
+    for (size_t i = 0; i < n; ++i) end[i] = ready[i];  // end may be ready
   }
   void booked(uint64_t) {}
 };
@@ -214,9 +213,8 @@ struct SramInPlace {
   SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
   Sized sized(uint64_t bytes) const { return {bytes}; }
   uint64_t access(Sized r, uint64_t ready_ps) { return s.access(write, r.bytes, ready_ps); }
-  template <class Ended>
-  void access_all(Sized r, const uint64_t* ready, size_t n, Ended&& ended) {
-    for (size_t i = 0; i < n; ++i) ended(access(r, ready[i]));
+  void access_all(Sized r, const uint64_t* ready, uint64_t* end, size_t n) {
+    for (size_t i = 0; i < n; ++i) end[i] = access(r, ready[i]);
   }
   void booked(uint64_t) {}  // access() counted them
   Scratchpad& s;
@@ -325,16 +323,14 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
       const size_t before_wrap = std::min(batch, slots - slot);
       size_t issued = issue_times(window + slot, before_wrap, ready);
       if (issued == before_wrap) issued += issue_times(window, batch - before_wrap, ready + before_wrap);
-      size_t i = 0;
-      if (kSramFirst) {
-        sram.access_all(sized, ready, issued, [&](uint64_t end) { ready[i++] = end; });
+      if (kSramFirst) {  // the port, then the HBM
+        sram.access_all(sized, ready, ready, issued);
         hbm.book_blocks(blocks, n, ready, done, issued);
-        retire_all(done, issued);
-      } else {
+      } else {  // the HBM, then the port
         hbm.book_blocks(blocks, n, ready, done, issued);
-        sram.access_all(sized, done, issued, [&](uint64_t end) { ready[i++] = end; });
-        retire_all(ready, issued);
+        sram.access_all(sized, done, done, issued);
       }
+      retire_all(done, issued);
       a += issued * n;
       bytes += issued * n;
       requests += issued;

@@ -132,25 +132,24 @@ class Scratchpad::Booking {
     busy_ += request.port_ps;
     return book_port(free_, std::integral_constant<size_t, kPorts>{}, ready_ps, request.port_ps);
   }
-  // access() for n requests of one size in a row, request i ready at ready[i], passing each
-  // end to `ended` in order. Which port a request takes cannot be seen, only when each port
+  // access() for n requests of one size in a row, request i ready at ready[i] and ending at
+  // end[i] (end may be ready). Which port a request takes cannot be seen, only when each port
   // frees, so two ports are held as (earliest, latest) for the run: no choice to branch on.
-  template <class Ended>
-  void access_all(Sized request, const uint64_t* ready, size_t n, Ended&& ended) {
+  void access_all(Sized request, const uint64_t* ready, uint64_t* end, size_t n) {
     busy_ += n * request.port_ps;
     if constexpr (kPorts == 2) {
       uint64_t earliest = std::min(free_[0], free_[1]), latest = std::max(free_[0], free_[1]);
       for (size_t i = 0; i < n; ++i) {
-        const uint64_t end = std::max(ready[i], earliest) + request.port_ps;
-        earliest = std::min(end, latest);
-        latest = std::max(end, latest);
-        ended(end);
+        const uint64_t e = std::max(ready[i], earliest) + request.port_ps;
+        earliest = std::min(e, latest);
+        latest = std::max(e, latest);
+        end[i] = e;
       }
       free_[0] = earliest;
       free_[1] = latest;
     } else {
       for (size_t i = 0; i < n; ++i)
-        ended(book_port(free_, std::integral_constant<size_t, kPorts>{}, ready[i], request.port_ps));
+        end[i] = book_port(free_, std::integral_constant<size_t, kPorts>{}, ready[i], request.port_ps);
     }
   }
   void booked(uint64_t bytes) { bytes_ += bytes; }

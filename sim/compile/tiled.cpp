@@ -94,10 +94,9 @@ Program TiledCompiler::run() {
   return std::move(program_);
 }
 
-// Entry i's activation at `base` with `width` columns, tiled or row-major.
-ActivationTensor TiledCompiler::activation(size_t i, uint64_t base, int64_t width, bool tiled) const {
-  return {base, width, static_cast<uint64_t>(widths_of(config_, workload_.gemms[i]).a),
-          tiled ? activation_tile(config_) : Tile{}};
+// An activation at `base` with `width` columns of w bytes, tiled or row-major.
+ActivationTensor TiledCompiler::activation(uint64_t base, int64_t width, int64_t w, bool tiled) const {
+  return {base, width, static_cast<uint64_t>(w), tiled ? activation_tile(config_) : Tile{}};
 }
 
 // compile() refused a workload that does not fit the HBM (sim/compile/capacity.hpp), so every
@@ -201,9 +200,10 @@ void TiledCompiler::gemm(size_t index) {
   const Tiling& t = plans_[index].tiling;
   const int layer = static_cast<int>(program_.layers.size());
   program_.layers.push_back(layer_info(config_, g));
-  const ActivationTensor in = activation(index, hbm_.entries[index].a, g.k, layouts_[index].a),
-                         out = activation(index, hbm_.entries[index].c, g.n, layouts_[index].c);
-  const GemmTiles at{g, t, layer, widths_of(config_, g), in, out, feeds_reduce_[index]};
+  const Widths widths = widths_of(config_, g);
+  const ActivationTensor in = activation(hbm_.entries[index].a, g.k, widths.a, layouts_[index].a),
+                         out = activation(hbm_.entries[index].c, g.n, widths.a, layouts_[index].c);
+  const GemmTiles at{g, t, layer, widths, in, out, feeds_reduce_[index]};
   // Its repeats are independent instances (heads, slots): one may load while another
   // computes; each needs its input from the entry before (`input_`).
   const std::vector<RowBlock> blocks = row_blocks(g, plans_[index]);

@@ -347,7 +347,7 @@ class TiledCompiler {
   void declare_buffers();
   Producer producer(int sem, uint64_t per_instance, int64_t instances) const;
   void vector(const VectorWork& v);
-  ActivationTensor activation(size_t entry, uint64_t base, int64_t width, bool tiled) const;
+  ActivationTensor activation(uint64_t base, int64_t width, int64_t w, bool tiled) const;
   Instruction store(int layer, uint64_t w, uint64_t from, const HbmBlock& to);
   Instruction load_rows(int layer, uint64_t w, const HbmBlock& from, uint64_t to);
   void gemm(size_t index);
