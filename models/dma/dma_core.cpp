@@ -201,8 +201,9 @@ struct NoSram {
   NoSram(Scratchpad*, bool) {}
   Sized sized(uint64_t) const { return {}; }
   uint64_t access(Sized, uint64_t ready_ps) { return ready_ps; }
-  void access_all(Sized, const uint64_t* ready, uint64_t* end, size_t n) {
-    for (size_t i = 0; i < n; ++i) end[i] = ready[i];  // end may be ready
+  uint64_t access_all(Sized, const uint64_t* ready, uint64_t* end, size_t n) {
+    std::copy(ready, ready + n, end);  // end may be ready
+    return 0;                          // no port: the ends are the HBM's
   }
   void booked(uint64_t) {}
 };
@@ -213,8 +214,10 @@ struct SramInPlace {
   SramInPlace(Scratchpad* s, bool write) : s(*s), write(write) {}
   Sized sized(uint64_t bytes) const { return {bytes}; }
   uint64_t access(Sized r, uint64_t ready_ps) { return s.access(write, r.bytes, ready_ps); }
-  void access_all(Sized r, const uint64_t* ready, uint64_t* end, size_t n) {
-    for (size_t i = 0; i < n; ++i) end[i] = access(r, ready[i]);
+  uint64_t access_all(Sized r, const uint64_t* ready, uint64_t* end, size_t n) {
+    uint64_t last = 0;
+    for (size_t i = 0; i < n; ++i) last = std::max(last, end[i] = access(r, ready[i]));
+    return last;
   }
   void booked(uint64_t) {}  // access() counted them
   Scratchpad& s;
@@ -287,9 +290,9 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     ++requests;
     return true;
   };
-  // The issue times of up to `n` requests in a row whose window slots are w[0, n) (a stretch
-  // that does not wrap), into out: each the later of the one before and its slot's end, as
-  // issue_request takes them; stops before the first past the horizon and returns how many.
+  // The issue times of up to `n` requests in a row whose window slots are w[0, n), into out:
+  // each the later of the one before and its slot's end, as issue_request takes them; stops
+  // before the first past the horizon and returns how many.
   auto issue_times = [&](const uint64_t* w, size_t n, uint64_t* out) {
     size_t i = 0;
     for (; i < n; ++i) {
@@ -299,38 +302,28 @@ void DmaCore::stream_requests(Leg& leg, uint64_t horizon_ps, Scratchpad* pad) {
     }
     return i;
   };
-  // retire() for `n` requests in a row ending at done[0, n): their slots in one or two copies.
-  auto retire_all = [&](const uint64_t* done, size_t n) {
-    const size_t before_wrap = std::min(n, slots - slot);
-    std::copy(done, done + before_wrap, window + slot);
-    std::copy(done + before_wrap, done + n, window);
-    slot = slot + n >= slots ? slot + n - slots : slot + n;
-    for (size_t i = 0; i < n; ++i) completion = std::max(completion, done[i]);
-  };
   // Issues `count` whole blocks of `blocks` (n bytes each, in one round), as many as may issue
   // by the horizon; false if that was fewer. As issue_request one by one, in batches: the
-  // issue times first (up to kBatch, and no more than the window's slots, so each slot a
-  // batch reads was written before it), then the blocks' HBM bookings, which are independent
-  // (HbmCore::Stream::book_blocks: four at a time), then the scratchpad port and the window
-  // in order.
+  // issue times first, from the batch's window slots (a batch stops at the window's end, so they
+  // are one stretch, each read before the batch writes it), then the blocks' HBM bookings, which
+  // are independent (HbmCore::Stream::book_blocks: four at a time), and the scratchpad port in
+  // order; the later of the two writes each block's end into its slot.
   auto issue_blocks = [&](typename HbmCore::Stream<kChecks>::Blocks& blocks, uint64_t count, uint64_t n,
                           typename Sram::Sized sized) {
     constexpr size_t kBatch = 32;
-    uint64_t ready[kBatch], done[kBatch];  // per block: its issue (or port) time, its end
+    uint64_t ready[kBatch], done[kBatch];  // per block: its issue (or port) time, its HBM end
     while (count > 0) {
-      const size_t batch = static_cast<size_t>(std::min<uint64_t>({count, kBatch, slots}));
-      // The batch's slots lie in at most two stretches of the window (it wraps at its end).
-      const size_t before_wrap = std::min(batch, slots - slot);
-      size_t issued = issue_times(window + slot, before_wrap, ready);
-      if (issued == before_wrap) issued += issue_times(window, batch - before_wrap, ready + before_wrap);
+      const size_t batch = static_cast<size_t>(std::min<uint64_t>({count, kBatch, slots - slot}));
+      uint64_t* const ends = window + slot;
+      const size_t issued = issue_times(ends, batch, ready);
       if (kSramFirst) {  // the port, then the HBM
         sram.access_all(sized, ready, ready, issued);
-        hbm.book_blocks(blocks, n, ready, done, issued);
-      } else {  // the HBM, then the port
-        hbm.book_blocks(blocks, n, ready, done, issued);
-        sram.access_all(sized, done, done, issued);
+        completion = std::max(completion, hbm.book_blocks(blocks, n, ready, ends, issued));
+      } else {  // the HBM, then the port (NoSram: none, its latest end 0)
+        const uint64_t hbm_end = hbm.book_blocks(blocks, n, ready, done, issued);
+        completion = std::max({completion, hbm_end, sram.access_all(sized, done, ends, issued)});
       }
-      retire_all(done, issued);
+      slot = slot + issued == slots ? 0 : slot + issued;
       a += issued * n;
       bytes += issued * n;
       requests += issued;

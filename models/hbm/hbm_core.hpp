@@ -267,10 +267,15 @@ class HbmCore {
   template <Checks kChecks>
   uint64_t chunk(const Timing& k, PcLane p, BankLane b, uint64_t row, uint64_t bursts, uint64_t now,
                  RowCounts& rows);
+  // What a run of blocks booked: their row outcomes and their latest data end.
+  struct BlocksBooked {
+    RowCounts rows;
+    uint64_t latest = 0;
+  };
   // Stream<Checks::plain>::book_blocks with AVX2 (hbm_core_avx2.cpp): `count` blocks of
   // `blocks`, four at a time where they fill a quad of pseudo-channels (the others, a group
-  // with a refresh due and times of 2^61 ps or more by chunk()); returns their row outcomes.
-  RowCounts book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done, size_t count);
+  // with a refresh due and times of 2^61 ps or more by chunk()).
+  BlocksBooked book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done, size_t count);
   static bool cpu_has_avx2();  // whether this processor runs book_blocks_avx2
   // chunk() when a refresh falls due before its data (about once per tREFI per pseudo-channel).
   [[gnu::noinline]] uint64_t refresh_then_chunk(PcLane p, BankLane b, uint64_t row, uint64_t bursts,
@@ -387,15 +392,19 @@ class HbmCore::Stream {
   // book_block() for `count` blocks of `blocks` in a row, block i issued at ready[i]; done[i]
   // its data end. They must lie in one round (count <= the blocks left in it), so each is on a
   // different pseudo-channel and their bookings are independent: on a plain() HBM four at a
-  // time with AVX2 (vector_booking()), the same bookings as one by one.
-  void book_blocks(Blocks& blocks, uint64_t bytes, const uint64_t* ready, uint64_t* done, size_t count) {
+  // time with AVX2 (vector_booking()), the same bookings as one by one. Returns the latest
+  // done[i] (0 for none).
+  uint64_t book_blocks(Blocks& blocks, uint64_t bytes, const uint64_t* ready, uint64_t* done, size_t count) {
     if (vector_blocks()) {
-      const RowCounts rows = hbm_.book_blocks_avx2(blocks, ready, done, count);
-      rows_.hits += rows.hits;
-      rows_.conflicts += rows.conflicts;
-      return;
+      const BlocksBooked booked = hbm_.book_blocks_avx2(blocks, ready, done, count);
+      rows_.hits += booked.rows.hits;
+      rows_.conflicts += booked.rows.conflicts;
+      return booked.latest;
     }
-    for (size_t i = 0; i < count; ++i) done[i] = book_block(blocks, bytes, ready[i]);
+    uint64_t latest = 0;
+    for (size_t i = 0; i < count; ++i)
+      latest = std::max(latest, done[i] = book_block(blocks, bytes, ready[i]));
+    return latest;
   }
   // Counts `requests` requests of `bytes` bytes in all, booked by book_in, book_block or
   // book_blocks (one piece each).

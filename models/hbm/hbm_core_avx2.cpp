@@ -12,15 +12,16 @@ namespace systolic {
 
 bool HbmCore::cpu_has_avx2() { return false; }
 
-HbmCore::RowCounts HbmCore::book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done,
-                                             size_t count) {
-  RowCounts rows;
+HbmCore::BlocksBooked HbmCore::book_blocks_avx2(Blocks& blocks, const uint64_t* ready, uint64_t* done,
+                                                size_t count) {
+  BlocksBooked booked;
   for (size_t i = 0; i < count; ++i) {
-    done[i] =
-        chunk<Checks::plain>(timing_, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, ready[i], rows);
+    done[i] = chunk<Checks::plain>(timing_, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, ready[i],
+                                   booked.rows);
+    booked.latest = std::max(booked.latest, done[i]);
     step(timing_, blocks);
   }
-  return rows;
+  return booked;
 }
 
 }  // namespace systolic
@@ -59,11 +60,13 @@ using V = __m256i;
 
 // One function, longer than most, on purpose: the timing constants, the walk and the row
 // counts stay in registers across the groups of four.
-[[gnu::target("avx2")]] HbmCore::RowCounts HbmCore::book_blocks_avx2(Blocks& walk, const uint64_t* ready,
-                                                                     uint64_t* done, size_t count) {
+[[gnu::target("avx2")]] HbmCore::BlocksBooked HbmCore::book_blocks_avx2(Blocks& walk, const uint64_t* ready,
+                                                                        uint64_t* done, size_t count) {
   const Timing& k = timing_;
   Blocks blocks = walk;  // a local: the caller's would be stored and reloaded every group
   RowCounts rows;
+  uint64_t latest = 0;  // the latest data end, of the blocks booked one by one and (below) four at a time
+  V latest_group = _mm256_setzero_si256();  // (below 2^61: signed)
   const uint64_t xfer = k.xfer_ps[blocks.bursts];
   const V t_cl = _mm256_set1_epi64x(static_cast<int64_t>(k.t_cl));
   const V t_rp = _mm256_set1_epi64x(static_cast<int64_t>(k.t_rp));
@@ -78,6 +81,7 @@ using V = __m256i;
   // One block by chunk(), and the walk on.
   auto one = [&](size_t i) {
     done[i] = chunk<Checks::plain>(k, {blocks.pc}, {blocks.bank}, blocks.row, blocks.bursts, ready[i], rows);
+    latest = std::max(latest, done[i]);
     step(k, blocks);
   };
   size_t i = 0;
@@ -118,6 +122,7 @@ using V = __m256i;
     }
     const V data_end = vadd(data_start, xfer_v);
     vstore(done + i, data_end);
+    latest_group = vmax(latest_group, data_end);
     const int hits = vlanes(hit);
     rows.hits += static_cast<uint64_t>(__builtin_popcount(hits));
     rows.conflicts += static_cast<uint64_t>(__builtin_popcount(vlanes(open) & ~hits));
@@ -136,7 +141,10 @@ using V = __m256i;
     wrap(k, blocks);
   }
   walk = blocks;
-  return rows;
+  alignas(32) uint64_t group_latest[4];
+  vstore(group_latest, latest_group);
+  for (const uint64_t end : group_latest) latest = std::max(latest, end);
+  return {rows, latest};
 }
 
 }  // namespace systolic

@@ -133,24 +133,33 @@ class Scratchpad::Booking {
     return book_port(free_, std::integral_constant<size_t, kPorts>{}, ready_ps, request.port_ps);
   }
   // access() for n requests of one size in a row, request i ready at ready[i] and ending at
-  // end[i] (end may be ready). Which port a request takes cannot be seen, only when each port
-  // frees, so two ports are held as (earliest, latest) for the run: no choice to branch on.
-  void access_all(Sized request, const uint64_t* ready, uint64_t* end, size_t n) {
+  // end[i] (end may be ready); returns the latest end (0 for none). Which port a request takes
+  // cannot be seen, only when each port frees, so two ports are held as (earliest, latest) for
+  // the run: no choice to branch on.
+  uint64_t access_all(Sized request, const uint64_t* ready, uint64_t* end, size_t n) {
     busy_ += n * request.port_ps;
+    uint64_t last = 0;
     if constexpr (kPorts == 2) {
       uint64_t earliest = std::min(free_[0], free_[1]), latest = std::max(free_[0], free_[1]);
       for (size_t i = 0; i < n; ++i) {
         const uint64_t e = std::max(ready[i], earliest) + request.port_ps;
-        earliest = std::min(e, latest);
-        latest = std::max(e, latest);
+        // Which port frees first after this one follows the HBM's ends, which no branch
+        // predicts: a select, not a branch.
+        const bool after = __builtin_expect_with_probability(e > latest, true, 0.5);
+        earliest = after ? latest : e;
+        latest = after ? e : latest;
+        last = std::max(last, e);
         end[i] = e;
       }
       free_[0] = earliest;
       free_[1] = latest;
     } else {
-      for (size_t i = 0; i < n; ++i)
+      for (size_t i = 0; i < n; ++i) {
         end[i] = book_port(free_, std::integral_constant<size_t, kPorts>{}, ready[i], request.port_ps);
+        last = std::max(last, end[i]);
+      }
     }
+    return last;
   }
   void booked(uint64_t bytes) { bytes_ += bytes; }
 
