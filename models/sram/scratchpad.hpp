@@ -143,11 +143,8 @@ class Scratchpad::Booking {
       uint64_t earliest = std::min(free_[0], free_[1]), latest = std::max(free_[0], free_[1]);
       for (size_t i = 0; i < n; ++i) {
         const uint64_t e = std::max(ready[i], earliest) + request.port_ps;
-        // Which port frees first after this one follows the HBM's ends, which no branch
-        // predicts: a select, not a branch.
-        const bool after = __builtin_expect_with_probability(e > latest, true, 0.5);
-        earliest = after ? latest : e;
-        latest = after ? e : latest;
+        earliest = std::min(e, latest);
+        latest = std::max(e, latest);
         last = std::max(last, e);
         end[i] = e;
       }
